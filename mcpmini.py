@@ -189,17 +189,27 @@ def _dumps(message: Any) -> bytes:
 
 
 class _Pending:
-    """One request in flight: its future, and a deadline progress may push back."""
+    """One request in flight: its future, and a deadline that progress may push back."""
 
-    __slots__ = ("future", "method", "deadline", "timeout", "hard_deadline", "on_progress")
+    __slots__ = ("future", "method", "timeout", "deadline", "hard_deadline", "on_progress")
 
-    def __init__(self, future: asyncio.Future, method: str, timeout: float,
+    def __init__(self, loop: asyncio.AbstractEventLoop, method: str, timeout: float,
                  on_progress: Callable[[JSON], Any] | None) -> None:
-        now = time.monotonic()
-        self.future, self.method, self.timeout = future, method, timeout
+        now = loop.time()
+        self.future: asyncio.Future = loop.create_future()
+        self.method, self.timeout, self.on_progress = method, timeout, on_progress
         self.deadline = now + timeout
         self.hard_deadline = now + max(timeout, PROGRESS_TIMEOUT_CAP)
-        self.on_progress = on_progress
+
+    def expire(self) -> None:
+        """Timer callback: time out, unless progress pushed the deadline back meanwhile."""
+        if self.future.done():
+            return
+        loop = self.future.get_loop()
+        if loop.time() < self.deadline:
+            loop.call_at(self.deadline, self.expire)
+        else:
+            self.future.set_exception(RequestTimeout(self.method, self.timeout))
 
 
 class _Session:
@@ -239,11 +249,13 @@ class _Session:
         message: JSON = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             message["params"] = params
-        pending = _Pending(asyncio.get_running_loop().create_future(), method, timeout, progress)
+        loop = asyncio.get_running_loop()
+        pending = _Pending(loop, method, timeout, progress)
         self._pending[rid] = pending
+        timer = loop.call_at(pending.deadline, pending.expire)
         try:
             await self._send(message)
-            reply = await self._wait(pending)
+            reply = await pending.future
         except asyncio.CancelledError:
             # spec: initialize MUST NOT be cancelled (nor the era probe, which precedes it)
             if cancellable and not self.closed:
@@ -254,6 +266,7 @@ class _Session:
                 await self._cancel_on_wire(rid, f"timed out after {timeout:g} s")
             raise
         finally:
+            timer.cancel()
             del self._pending[rid]
         if "error" in reply:
             raise RemoteError.from_wire(reply["error"])
@@ -261,19 +274,6 @@ class _Session:
         if not isinstance(result, dict):
             raise ProtocolError(f"{method}: the result is not an object: {result!r:.200}")
         return result
-
-    async def _wait(self, pending: _Pending) -> JSON:
-        future = pending.future
-        while True:
-            remaining = pending.deadline - time.monotonic()
-            if remaining > 0:
-                done, _ = await asyncio.wait((future,), timeout=remaining)
-                if done:
-                    return future.result()
-            elif future.done():
-                return future.result()
-            if time.monotonic() >= pending.deadline:  # not pushed back by progress meanwhile
-                raise RequestTimeout(pending.method, pending.timeout)
 
     async def _cancel_on_wire(self, rid: int, reason: str) -> None:
         """Best effort and bounded; works from inside a cancellation handler."""
@@ -349,7 +349,8 @@ class _Session:
             pending = self._pending.get(self._pending_id(params.get("progressToken")))
             if pending is not None:
                 # spec: progress MAY reset the timeout, but a hard maximum still holds
-                pending.deadline = min(time.monotonic() + pending.timeout, pending.hard_deadline)
+                now = pending.future.get_loop().time()
+                pending.deadline = min(now + pending.timeout, pending.hard_deadline)
                 if pending.on_progress:
                     _call_quietly(pending.on_progress, params)
         if self.on_notification:
@@ -590,7 +591,7 @@ class _StdioTransport(_Transport):
             what = f"the server was killed by signal {-code}"
         else:
             what = f"the server exited with status {code}"
-        tail = " | ".join(self.stderr_tail)
+        tail = " | ".join(line[:300] for line in list(self.stderr_tail)[-5:])
         return ConnectionClosed(f"{self.label}: {what}" + (f"; its stderr ends: {tail}" if tail else
                                                          "; it wrote nothing on stderr"))
 
@@ -791,7 +792,8 @@ class Client:
             raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
         if protocol not in ("auto", MODERN_VERSION, "legacy"):
             raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
-        self.name = name or (self._target if isinstance(self._target, str) else os.path.basename(self._target[0]))
+        self.name = name or (self._target if isinstance(self._target, str) else
+                             " ".join(os.path.basename(a) for a in self._target[:2]))
         self.timeout, self.protocol = float(timeout), protocol
         self._env, self._cwd, self._headers, self._inherit_env = env, cwd, headers or {}, inherit_env
         self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
