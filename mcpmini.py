@@ -803,6 +803,7 @@ class Client:
         self._session: _Session | None = None
         self._lists = _ListCache()
         self._reconnecting: asyncio.Future | None = None
+        self._lost_session: _Session | None = None
         self.era: str | None = None
         self.era_reason = ""
         self.protocol_version: str | None = None
@@ -853,6 +854,9 @@ class Client:
 
     async def connect(self) -> None:
         """Start the server (or reach the URL) and settle the era; bounded by ``timeout``."""
+        if self._session is not None:
+            await self.close(fast=True)
+        self._lists.drop()
         try:
             await asyncio.wait_for(self._connect(), self.timeout)
         except asyncio.TimeoutError:
@@ -1187,26 +1191,27 @@ class Client:
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
         """tools/call, prompts/get, resources/read: progress, MRTR rounds, reconnect-once."""
+        session = self._session
         try:
             return await self._mrtr(method, params, timeout)
         except ConnectionClosed as exc:
-            if not self.reconnect or isinstance(exc, _SessionExpired):
+            if isinstance(exc, _SessionExpired) or session is None:
                 raise
+            await self._reconnect(session, exc)
+        return await self._mrtr(method, params, timeout)
+
+    async def _reconnect(self, lost: _Session, exc: ConnectionClosed) -> None:
+        """Reconnect once per client (spec: a client SHOULD restart a stdio server that
+        exits); every caller that failed on the lost connection shares that one reconnect."""
+        if self._reconnecting is None:
+            if not self.reconnect:
+                raise exc
             log.warning("%s: %s; reconnecting once", self.name, exc)
-            await self._reconnect()
-            return await self._mrtr(method, params, timeout)
-
-    async def _reconnect(self) -> None:
-        """Concurrent callers share one reconnect."""
-        if self._reconnecting is None or self._reconnecting.done() and self._reconnecting.exception():
-            self._reconnecting = asyncio.ensure_future(self._do_reconnect())
+            self._lost_session = lost
+            self._reconnecting = asyncio.ensure_future(self.connect())
+        elif lost is not self._lost_session:  # failed again after the reconnect
+            raise exc
         await asyncio.shield(self._reconnecting)
-
-    async def _do_reconnect(self) -> None:
-        await self.close(fast=True)
-        self._lists.drop()
-        await self.connect()
-        self.reconnect = False  # once per client: a server that fails again stays failed
 
     async def _mrtr(self, method: str, params: JSON, timeout: float | None) -> JSON:
         """Multi round-trip requests (2026-07-28): answer ``input_required`` by retrying the
