@@ -34,6 +34,7 @@ Layout: constants · errors · JSON-RPC session · transports · client · confi
 from __future__ import annotations
 
 import asyncio
+import atexit
 import base64
 import contextlib
 import dataclasses
@@ -464,6 +465,7 @@ class _StdioTransport(_Transport):
         self._tasks: list[asyncio.Task] = []
         self._drain_lock = asyncio.Lock()
         self._eof = asyncio.Event()
+        self._closing = False
 
     async def open(self) -> None:
         posix = os.name == "posix"
@@ -476,6 +478,8 @@ class _StdioTransport(_Transport):
             hint = "check the command and PATH" if isinstance(exc, FileNotFoundError) else "check the command"
             raise ConnectionClosed(f"{self.label}: cannot start {shlex.join(self.argv)}: "
                                    f"{exc.strerror or exc} ({hint})") from exc
+        if posix:
+            _guard_group(self.proc.pid)
         self._tasks = [asyncio.ensure_future(self._read_stdout()),
                        asyncio.ensure_future(self._read_stderr()),
                        asyncio.ensure_future(self._watch_exit())]
@@ -564,24 +568,36 @@ class _StdioTransport(_Transport):
 
     async def _watch_exit(self) -> None:
         """Watch the process, not only the pipe: a grandchild may hold stdout open."""
-        assert self.proc
-        await self.proc.wait()
-        with contextlib.suppress(asyncio.TimeoutError):
+        await self._exited(None)
+        with contextlib.suppress(asyncio.TimeoutError):  # let the pipe deliver its last words
             await asyncio.wait_for(self._eof.wait(), EXIT_GRACE)
         await self._report_exit()
+
+    async def _exited(self, timeout: float | None) -> bool:
+        """Wait until the process itself has exited. (``Process.wait()`` also waits for the
+        pipes on 3.11+, which a grandchild may keep open.)"""
+        proc, loop = self.proc, asyncio.get_running_loop()
+        assert proc is not None
+        deadline = None if timeout is None else loop.time() + timeout
+        delay = 0.002
+        while proc.returncode is None:
+            if deadline is not None and loop.time() >= deadline:
+                return False
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        return True
 
     async def _report_exit(self) -> None:
         if self.session.closed:
             return
-        if self.proc and self.proc.returncode is None:
-            with contextlib.suppress(asyncio.TimeoutError):  # its exit status makes a better message
-                await asyncio.wait_for(asyncio.shield(self.proc.wait()), 0.2)
+        if self.proc:
+            await self._exited(0.2)  # its exit status makes a better message
         await asyncio.sleep(0)  # let the stderr reader take the last lines
         self.session.connection_lost(self._closed_error("the server closed its output"))
 
     def _lose(self, why: str) -> None:
         self.session.connection_lost(ConnectionClosed(f"{self.label}: {why}; connection closed"))
-        asyncio.ensure_future(self.close(fast=True))
+        self._signal(signal.SIGTERM)  # the client's close() reaps it
 
     def _closed_error(self, why: str) -> ConnectionClosed:
         code = self.proc.returncode if self.proc else None
@@ -599,14 +615,14 @@ class _StdioTransport(_Transport):
         """Close stdin, wait, SIGTERM, wait, SIGKILL — to the whole process group, since
         wrappers like npx or uvx leave children behind. ``fast`` skips the polite wait."""
         proc = self.proc
-        if proc is None:
+        if proc is None or self._closing:
             return
+        self._closing = True
         if proc.stdin and not proc.stdin.is_closing():
             with contextlib.suppress(OSError):
                 proc.stdin.close()
-        if not fast and proc.returncode is None:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(proc.wait()), SHUTDOWN_GRACE)
+        if not fast:
+            await self._exited(SHUTDOWN_GRACE)
         for sig, grace in ((signal.SIGTERM, SHUTDOWN_GRACE), (getattr(signal, "SIGKILL", None), 5.0)):
             if sig is None or not self._signal(sig):
                 break
@@ -616,12 +632,16 @@ class _StdioTransport(_Transport):
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        self.proc = None
+        _LIVE_GROUPS.discard(proc.pid)
+        transport = getattr(proc, "_transport", None)  # pipes a grandchild holds stay open otherwise
+        if transport is not None:
+            transport.close()
 
     def _signal(self, sig: int) -> bool:
         """Signal the process group; False when nothing is left to signal."""
         proc = self.proc
-        assert proc is not None
+        if proc is None:
+            return False
         if os.name == "posix":
             try:
                 os.killpg(proc.pid, sig)
@@ -638,15 +658,44 @@ class _StdioTransport(_Transport):
         proc = self.proc
         assert proc is not None
         deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            if proc.returncode is None:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(proc.wait()), 0.05)
-            elif os.name != "posix" or not _group_alive(proc.pid):
-                return True
-            else:
-                await asyncio.sleep(0.05)
-        return False
+        if not await self._exited(grace):
+            return False
+        while os.name == "posix" and _group_alive(proc.pid):
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
+
+
+_LIVE_GROUPS: set[int] = set()  # process groups of running stdio servers
+_GUARDED: list[int] = []
+
+
+def _guard_group(pgid: int) -> None:
+    """Make sure a server's process group dies with us, even when we are killed by SIGTERM
+    or SIGHUP without a handler of the user's: only signals still at their default action
+    are taken over, and they end the process the default way after the cleanup."""
+    _LIVE_GROUPS.add(pgid)
+    if _GUARDED or os.name != "posix" or threading.current_thread() is not threading.main_thread():
+        return
+    atexit.register(_kill_live_groups)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                signal.signal(sig, _die_by_signal)
+        _GUARDED.append(sig)
+
+
+def _kill_live_groups() -> None:
+    for pgid in list(_LIVE_GROUPS):
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGTERM)
+
+
+def _die_by_signal(signum: int, frame: Any) -> None:
+    _kill_live_groups()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -1334,6 +1383,8 @@ def result_text(result: JSON) -> str:
         elif kind == "resource":
             res = block.get("resource") if isinstance(block.get("resource"), dict) else {}
             parts.append(f"[resource: {res.get('uri', '')}]")
+            if isinstance(res.get("text"), str):
+                parts.append(res["text"])
         else:
             parts.append(f"[unsupported content: {kind}]")
     has_text = any(isinstance(b, dict) and b.get("type") == "text" for b in content or [])
