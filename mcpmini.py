@@ -1588,6 +1588,9 @@ def _parse_entry(name: str, entry: Any, path: str) -> ServerConfig:
     for label, mapping in (("args", dict(enumerate(args))), ("env", env), ("headers", headers)):
         if not all(isinstance(v, str) for v in mapping.values()):
             raise ConfigError(f"{where}: every value of \"{label}\" must be a string")
+    for value in [*env.values(), *headers.values()]:  # a literal token is a secret too
+        if "${" not in value:
+            _remember_secret(value)
     timeout = entry.get("timeout")
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
@@ -1624,6 +1627,8 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
     if os.environ.get("MCPMINI_CONFIG"):
         found.append((os.environ["MCPMINI_CONFIG"], "explicit"))
     found += [(p, "explicit") for p in files or []]
+    explicit = {os.path.realpath(p) for p, origin in found if origin == "explicit"}
+    found = [(p, o) for p, o in found if o == "explicit" or os.path.realpath(p) not in explicit]
     trusted: dict[str, ServerConfig] = {}
     untrusted: dict[str, ServerConfig] = {}
     seen: set[str] = set()
@@ -1734,26 +1739,29 @@ def _build_parser() -> Any:
 
     # Global options are accepted before or after the command: they live on a parent parser
     # shared by every subcommand, with defaults suppressed there so neither place wins by accident.
+    # Options that accumulate (--config, -H, -e, -v) get their own dest after the command,
+    # merged in main(): argparse would otherwise let the subcommand's value replace the other.
     def add_globals(p: argparse.ArgumentParser, suppress: bool) -> None:
         d = (lambda v: argparse.SUPPRESS) if suppress else (lambda v: v)
+        after = "_after" if suppress else ""
         g = p.add_argument_group("global options")
-        g.add_argument("--config", action="append", metavar="FILE", default=d([]),
+        g.add_argument("--config", action="append", metavar="FILE", default=d([]), dest="config" + after,
                        help="a config file (repeatable; later files win)")
         g.add_argument("--timeout", type=float, metavar="S", default=d(None),
                        help=f"seconds per request and for connecting (default {DEFAULT_TIMEOUT:g})")
         g.add_argument("--protocol", choices=("auto", MODERN_VERSION, "legacy"), default=d(None),
                        help="protocol era (default auto: probe with server/discover)")
         g.add_argument("-H", "--header", action="append", metavar="'NAME: VALUE'", default=d([]),
-                       help="an HTTP header for the server (repeatable)")
+                       dest="header" + after, help="an HTTP header for the server (repeatable)")
         g.add_argument("-e", "--env", action="append", metavar="KEY=VALUE", default=d([]),
-                       help="an environment variable for the server process (repeatable)")
+                       dest="env" + after, help="an environment variable for the server process (repeatable)")
         g.add_argument("--accept-defaults", action="store_true", default=d(False),
                        help="answer the server's form questions with their defaults")
         g.add_argument("--json", action="store_true", default=d(False),
                        help="print whole results (and errors on stderr) as JSON")
         g.add_argument("--trace", action="store_true", default=d(False),
                        help="print every JSON-RPC message on stderr (cut; -vv prints them whole)")
-        g.add_argument("-v", "--verbose", action="count", default=d(0),
+        g.add_argument("-v", "--verbose", action="count", default=d(0), dest="verbose" + after,
                        help="show server stderr, the era negotiated and why, progress (-vv: debug)")
 
     parser = Parser(prog="mcpmini", description="A one-file MCP client: list and call tools, read "
@@ -2322,6 +2330,8 @@ def main(argv: list[str] | None = None) -> int:
             args = _build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version
             return exc.code if isinstance(exc.code, int) else 0
+        for key in ("config", "header", "env", "verbose"):  # given before and after the command
+            setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         out.json_mode = args.json
         root.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
