@@ -495,6 +495,8 @@ class _StdioTransport(_Transport):
                 async with self._drain_lock:
                     await proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
+            with contextlib.suppress(Exception):  # collect the error asyncio keeps for us
+                await proc.stdin.wait_closed()
             raise self._closed_error("the server closed its input") from exc
 
     async def _read_stdout(self) -> None:
@@ -621,8 +623,8 @@ class _StdioTransport(_Transport):
         if proc.stdin and not proc.stdin.is_closing():
             with contextlib.suppress(OSError):
                 proc.stdin.close()
-        if not fast:
-            await self._exited(SHUTDOWN_GRACE)
+        # Even in a hurry, give it a moment to read a cancellation written just before.
+        await self._exited(0.1 if fast else SHUTDOWN_GRACE)
         for sig, grace in ((signal.SIGTERM, SHUTDOWN_GRACE), (getattr(signal, "SIGKILL", None), 5.0)):
             if sig is None or not self._signal(sig):
                 break
@@ -1905,7 +1907,7 @@ def _tty_elicit(out: _Output) -> Callable[[JSON], Awaitable[JSON]] | None:
                 answer = ask(prompt)
                 loop.call_soon_threadsafe(lambda: future.done() or future.set_result(answer))
             except Exception as exc:
-                loop.call_soon_threadsafe(lambda: future.done() or future.set_exception(exc))
+                loop.call_soon_threadsafe(lambda e=exc: future.done() or future.set_exception(e))
         threading.Thread(target=worker, daemon=True).start()
         return await future
 
@@ -2306,7 +2308,8 @@ def _run_main(coro: Awaitable[int]) -> int:
             pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
             for t in pending:
                 t.cancel()
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
 
 
@@ -2336,7 +2339,7 @@ def main(argv: list[str] | None = None) -> int:
         root.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError("a command is needed: info, servers, tools, call, resources, templates, "
-                              "read, prompts, prompt, trust (see: mcpmini --help)")
+                              "read, prompts, prompt, trust, ask (see: mcpmini --help)")
         return _run_main(_dispatch(args, out))
     except MCPError as exc:
         kind = _error_kind(exc)
