@@ -1,0 +1,125 @@
+"""Fixtures for the interop suite: real MCP peers (npm and PyPI servers), installed lazily.
+
+A peer that cannot be installed or started skips the tests that need it, with the reason; with
+MCPMINI_REQUIRE_INTEROP=1 (CI) it fails them instead. Every test is bounded: `run(coro, timeout)`
+and subprocess timeouts. The peers cache is ~/.cache/mcpmini-peers (MCPMINI_PEERS_DIR overrides).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+for path in (str(ROOT), str(HERE)):   # mcpmini.py and interop_peers.py, whatever the cwd
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+import interop_peers as peers  # noqa: E402
+
+# Peers listen on loopback only; a proxy from the environment must never see that traffic.
+for _name in ("NO_PROXY", "no_proxy"):
+    os.environ[_name] = "127.0.0.1,localhost"
+
+REQUIRE = os.environ.get("MCPMINI_REQUIRE_INTEROP") == "1"
+TEST_TIMEOUT = 90.0     # the hard deadline of one run(...)
+
+
+def unavailable(reason: str) -> None:
+    """Skip the test (fail it under MCPMINI_REQUIRE_INTEROP=1): a peer is not available."""
+    if REQUIRE:
+        pytest.fail(f"interop peer unavailable and MCPMINI_REQUIRE_INTEROP=1: {reason}", pytrace=False)
+    pytest.skip(f"interop peer unavailable: {reason}")
+
+
+_failed: dict[tuple, str] = {}   # a peer that failed once is not installed again this session
+
+
+def need(build: Callable[..., Any], *args: Any) -> Any:
+    """Call an interop_peers function; a PeerError becomes skip (or fail in CI)."""
+    key = (build.__name__, *args)
+    if key not in _failed:
+        try:
+            return build(*args)
+        except peers.PeerError as exc:
+            _failed[key] = str(exc)
+    unavailable(_failed[key])
+
+
+def run(coro: Coroutine[Any, Any, Any], timeout: float = TEST_TIMEOUT) -> Any:
+    """Run a coroutine to completion with a hard deadline (no pytest-asyncio here)."""
+    async def bounded() -> Any:
+        return await asyncio.wait_for(coro, timeout)
+    return asyncio.run(bounded())
+
+
+@pytest.fixture(name="run")
+def run_fixture() -> Callable[..., Any]:
+    """The bounded `run(coro, timeout=90)` helper."""
+    return run
+
+
+@pytest.fixture(autouse=True)
+def isolated_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh cache and config per test: no era remembered from another test or the user,
+    no user config file."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.delenv("MCPMINI_CONFIG", raising=False)
+
+
+# -- stdio peers: argv lists ------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def node22() -> str:
+    """Path of the Node 22 binary from npm."""
+    return need(peers.node22)
+
+
+@pytest.fixture(scope="session")
+def everything_cmd() -> list[str]:
+    """argv of server-everything over stdio (legacy only)."""
+    return need(peers.everything_stdio)
+
+
+@pytest.fixture(scope="session")
+def py_cmd() -> list[str]:
+    """argv of servers/py_weather.py (official Python SDK, dual era) over stdio."""
+    return need(peers.py_server_stdio)
+
+
+@pytest.fixture(scope="session")
+def ts_cmd() -> list[str]:
+    """argv of servers/ts_weather.mjs (TS SDK v2, dual era) over stdio."""
+    return need(peers.ts_v2_server_stdio)
+
+
+@pytest.fixture(scope="session")
+def fastmcp_cmd() -> list[str]:
+    """argv of servers/fastmcp_weather.py over stdio."""
+    return need(peers.fastmcp_server_stdio)
+
+
+# -- HTTP peers: started once per session, stopped at its end -------------------------------------
+@pytest.fixture(scope="session")
+def http_peer() -> Iterator[Callable[..., peers.HTTPPeer]]:
+    """`http_peer(name, *args)` starts `interop_peers.<name>(*args)` once and returns the
+    HTTPPeer (url, stop); a peer that died since is started again."""
+    started: dict[tuple, peers.HTTPPeer] = {}
+
+    def get(name: str, *args: Any) -> peers.HTTPPeer:
+        key = (name, *args)
+        peer = started.get(key)
+        if peer is None or peer.proc.poll() is not None:
+            peer = started[key] = need(getattr(peers, name), *args)
+        return peer
+
+    yield get
+    for peer in started.values():
+        peer.stop()

