@@ -161,6 +161,10 @@ class _SessionExpired(ConnectionClosed):
     """Legacy Streamable HTTP answered 404 to a request that carried a session id."""
 
 
+class _StreamBroken(ConnectionClosed):
+    """A 2026-07-28 reply stream ended before the response (spec: re-issue with a new id)."""
+
+
 class _HTTPStatusError(ProtocolError):
     """An HTTP error status without a JSON-RPC body (an era signal while probing)."""
 
@@ -1700,8 +1704,9 @@ class _StreamableHTTPTransport(_Transport):
             closed_at = time.monotonic()
             resp.close()
             if flight.modern or not parser.last_id:
-                raise ConnectionClosed(f"{self.label}: the reply stream of {flight.method} ended "
-                                       "before its response")
+                broken = _StreamBroken if flight.modern else ConnectionClosed
+                raise broken(f"{self.label}: the reply stream of {flight.method} ended "
+                             "before its response")
             resumes = 0 if parser.last_id != seen else resumes + 1
             if resumes >= MAX_SSE_RESUMES:
                 raise ConnectionClosed(f"{self.label}: the reply stream of {flight.method} kept "
@@ -2079,7 +2084,7 @@ class Client:
             raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
         if protocol not in ("auto", MODERN_VERSION, "legacy"):
             raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
-        self.name = name or (self._target if isinstance(self._target, str) else
+        self.name = name or (_safe_url(self._target) if isinstance(self._target, str) else
                              " ".join(os.path.basename(a) for a in self._target[:2]))
         self.timeout, self.protocol = float(timeout), protocol
         self._env, self._cwd, self._headers, self._inherit_env = env, cwd, headers or {}, inherit_env
@@ -2449,6 +2454,11 @@ class Client:
                 result = await self._session.request(
                     method, call_params, timeout=limit, progress_token=progress,
                     progress=self.on_progress)
+            except _StreamBroken:
+                if attempt:
+                    raise
+                log.info("%s: %s; sending it again as a new request", self.name, method)
+                continue
             except _SessionExpired:
                 if attempt:
                     raise

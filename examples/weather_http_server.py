@@ -99,6 +99,7 @@ class MCPHandler(BaseHTTPRequestHandler):
     """Routes /mcp (both eras), /sse and /messages (2024-11-05 HTTP+SSE)."""
 
     server_version = "weather-demo/1.0"
+    protocol_version = "HTTP/1.1"  # keep-alive: every reply carries Content-Length
     # Shared by all requests of the process (handlers run in threads, hence the lock).
     sessions: dict[str, str] = {}            # legacy Mcp-Session-Id -> negotiated version
     sse_outboxes: dict[str, queue.Queue] = {}  # /sse session_id -> messages for that stream

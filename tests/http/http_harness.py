@@ -26,6 +26,8 @@ def load_http() -> None:
     """Exec the HTTP fragment into mcpmini's namespace unless mcpmini already has it."""
     if hasattr(mcpmini, "_StreamableHTTPTransport"):
         return
+    if not FRAGMENT.is_file():
+        raise RuntimeError(f"mcpmini.py has no HTTP transports and {FRAGMENT} is missing")
     code = compile(FRAGMENT.read_text(encoding="utf-8"), str(FRAGMENT), "exec")
     exec(code, mcpmini.__dict__)  # noqa: S102 - test-only loader of our own fragment
 
