@@ -2683,12 +2683,16 @@ def result_text(result: JSON) -> str:
 _SECRETS: set[str] = set()   # every known secret value, replaced wherever text reaches the user
 
 
+MIN_SECRET_LENGTH = 6   # shorter values ("info", "true") would redact ordinary words
+
+
 def _remember_secret(value: Any) -> None:
-    if isinstance(value, str) and len(value.strip()) >= 4:
-        _SECRETS.add(value)
+    if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LENGTH:
+        for form in (value, json.dumps(value, ensure_ascii=False)[1:-1]):  # as is, and in JSON
+            _SECRETS.add(form)
         scheme, _, token = value.partition(" ")  # "Bearer abc…": the token alone too
-        if token and len(token) >= 4 and scheme.isalpha():
-            _SECRETS.add(token)
+        if len(token) >= MIN_SECRET_LENGTH and scheme.isalpha():
+            _remember_secret(token)
 
 
 def _redact(text: str) -> str:
@@ -4006,7 +4010,7 @@ class _Output:
         sys.stdout.flush()
 
     def error(self, message: str, kind: str, **extra: Any) -> None:
-        message = _redact(_visible(message))
+        message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
         sys.stderr.write(f"mcpmini: error: {message}\n")
         if self.json_mode:
             sys.stderr.write(_json_text({"error": {"kind": kind, "message": message, **extra}}, None) + "\n")
@@ -4112,15 +4116,21 @@ def _build_parser() -> Any:
 
 # Resolving SERVER ---------------------------------------------------------------------------
 
-def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
+def _pairs(items: list[str], sep: str, what: str, secret: bool = True) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
         key, found, value = item.partition(sep)
         if not found or not key.strip():
             raise _UsageError(f"{what} {item!r} is not {'NAME: VALUE' if sep == ':' else 'KEY=VALUE'}")
         out[key.strip()] = value.strip() if sep == ":" else value
-        _remember_secret(out[key.strip()])
+        if secret:
+            _remember_secret(out[key.strip()])
     return out
+
+
+def _literal(values: dict[str, str]) -> dict[str, str]:
+    """Values typed on the command line are taken literally: no ${VAR} expansion."""
+    return {k: v.replace("$", "$$") for k, v in values.items()}
 
 
 def _configured(args: Any) -> dict[str, ServerConfig]:
@@ -4130,7 +4140,8 @@ def _configured(args: Any) -> dict[str, ServerConfig]:
 def _resolve_server(spec: str, args: Any) -> ServerConfig:
     """A configured name, an http(s) URL, or a command line (anything with a space or '/')."""
     servers = _configured(args)
-    headers, env = _pairs(args.header, ":", "header"), _pairs(args.env, "=", "env")
+    headers = _literal(_pairs(args.header, ":", "header"))
+    env = _literal(_pairs(args.env, "=", "env"))
     if spec in servers:
         server = servers[spec]
         if not server.trusted:
@@ -4138,7 +4149,7 @@ def _resolve_server(spec: str, args: Any) -> ServerConfig:
                               f"review it, then run: mcpmini trust {shlex.quote(server.source or '')}")
         return dataclasses.replace(server, headers={**server.headers, **headers}, env={**server.env, **env})
     if re.match(r"(?i)https?://", spec):
-        return ServerConfig(name=spec, url=spec, headers=headers)
+        return ServerConfig(name=spec, url=spec.replace("$", "$$"), headers=headers)
     if any(c.isspace() for c in spec) or "/" in spec:
         try:
             argv = shlex.split(spec)
@@ -4146,6 +4157,7 @@ def _resolve_server(spec: str, args: Any) -> ServerConfig:
             raise _UsageError(f"cannot split the command line {spec!r}: {exc}") from None
         if not argv:
             raise _UsageError("the server command line is empty")
+        argv = [a.replace("$", "$$") for a in argv]
         return ServerConfig(name=os.path.basename(argv[0]), command=argv[0], args=argv[1:], env=env)
     names = ", ".join(n for n, s in servers.items() if s.trusted) or "none"
     raise _UsageError(f"unknown server {spec!r}: not a configured name (configured: {names}), "
@@ -4485,6 +4497,12 @@ async def _cmd_call(args: Any, out: _Output) -> int:
 
 
 async def _cmd_read(args: Any, out: _Output) -> int:
+    if args.output:  # fail before connecting, not after the server did the work
+        try:
+            open(args.output, "ab").close()
+        except OSError as exc:
+            raise _UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+
     async def work(client: Client) -> int:
         result = await client.read_resource(args.uri)
         contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
@@ -4516,7 +4534,7 @@ async def _cmd_read(args: Any, out: _Output) -> int:
 
 
 async def _cmd_prompt(args: Any, out: _Output) -> int:
-    arguments = _pairs(args.arguments, "=", "prompt argument") if args.arguments else None
+    arguments = _pairs(args.arguments, "=", "prompt argument", secret=False) if args.arguments else None
 
     async def work(client: Client) -> int:
         result = await client.get_prompt(args.name, arguments)
@@ -4534,7 +4552,8 @@ async def _cmd_prompt(args: Any, out: _Output) -> int:
     return await _with_client(args, out, work)
 
 
-async def _cmd_trust(args: Any, out: _Output) -> int:
+def _cmd_trust(args: Any, out: _Output) -> int:
+    """Not async: it asks on the terminal, where Ctrl-C must interrupt at once."""
     path = args.file or next(iter(_project_files(os.getcwd())), None)
     if path is None:
         raise _UsageError("no .mcp.json or mcp.json in this directory; name the file: mcpmini trust FILE")
@@ -4559,7 +4578,18 @@ async def _cmd_trust(args: Any, out: _Output) -> int:
         if not sys.stdin.isatty():
             raise _UsageError("no terminal to ask on; review the file and run: mcpmini trust "
                               f"{shlex.quote(path)} --yes")
-        if input("Approve? [y/N] ").strip().lower() not in ("y", "yes"):
+        # our own handler: SIGINT may have been ignored when we were started in the background
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            sys.stdout.write("Approve? [y/N] ")
+            sys.stdout.flush()
+            import select
+            while not select.select([sys.stdin], [], [], 0.2)[0]:
+                pass  # a Ctrl-C that lands before the read is seen within 0.2 s
+            answer = sys.stdin.readline()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        if answer.strip().lower() not in ("y", "yes"):
             out.note("mcpmini: not approved")
             return EXIT_CODES["usage"]
     _approve(path)
@@ -4581,7 +4611,10 @@ def _run_main(coro: Awaitable[int]) -> int:
     received: list[int] = []
 
     def on_signal(signum: int) -> None:
-        if received:
+        if received:  # the second one: no more waiting
+            for pgid in list(_LIVE_GROUPS):
+                with contextlib.suppress(OSError):
+                    os.killpg(pgid, signal.SIGKILL)
             os._exit(128 + signum)
         received.append(signum)
         task.cancel()
@@ -4640,6 +4673,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.command:
             raise _UsageError("a command is needed: info, servers, tools, call, resources, templates, "
                               "read, prompts, prompt, trust, ask (see: mcpmini --help)")
+        if args.command == "trust":
+            return _cmd_trust(args, out)
         return _run_main(_dispatch(args, out))
     except MCPError as exc:
         kind = _error_kind(exc)
