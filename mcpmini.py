@@ -1986,21 +1986,6 @@ class _LegacySSETransport(_Transport):
 # <<< http part
 
 
-def _http_transport(url: str, **options: Any) -> _Transport:
-    """The Streamable HTTP transport (defined in the HTTP part below)."""
-    factory = globals().get("_StreamableHTTPTransport")
-    if factory is None:
-        raise ConnectionClosed(f"HTTP is not available in this build of mcpmini: {url}")
-    return factory(url, **options)
-
-
-def _sse_transport(url: str, **options: Any) -> _Transport:
-    """The legacy HTTP+SSE transport (2024-11-05)."""
-    factory = globals().get("_LegacySSETransport")
-    if factory is None:
-        raise ConnectionClosed(f"HTTP+SSE is not available in this build of mcpmini: {url}")
-    return factory(url, **options)
-
 
 # -- Client --------------------------------------------------------------------------------
 
@@ -2171,7 +2156,7 @@ class Client:
             return _StdioTransport(self._target, env=self._env, cwd=self._cwd,
                                    inherit_env=self._inherit_env, label=self.name)
         assert isinstance(self._target, str)
-        factory = _sse_transport if kind == "sse" else _http_transport
+        factory = _LegacySSETransport if kind == "sse" else _StreamableHTTPTransport
         return factory(self._target, headers=self._headers, label=self.name, timeout=self.timeout)
 
     async def _open(self, kind: str) -> None:
@@ -3023,11 +3008,8 @@ def _function_names(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
     return aliases
 
 
-# Schema keywords whose values are schemas (by name, in a list, or one) — the rest is data.
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_ONE = ("items", "additionalProperties", "additionalItems", "not", "if", "then", "else",
-               "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems")
+# Schema keywords whose values are schemas: _SCHEMA_ONE, _SCHEMA_LIST and _SCHEMA_MAP (with the
+# x-mcp-header checks above), plus "properties".
 
 
 def _plain_copy(value: Any) -> Any:
@@ -3043,9 +3025,9 @@ def _subschema(schema: Any) -> Any:
         return _plain_copy(schema)
     out: JSON = {}
     for key, value in schema.items():
-        if key in _SCHEMA_MAPS and isinstance(value, dict):
+        if (key == "properties" or key in _SCHEMA_MAP) and isinstance(value, dict):
             out[key] = {k: _subschema(v) for k, v in value.items()}
-        elif key in _SCHEMA_LISTS and isinstance(value, list):
+        elif key in _SCHEMA_LIST and isinstance(value, list):
             out[key] = [_subschema(v) for v in value]
         elif key in _SCHEMA_ONE:
             out[key] = [_subschema(v) for v in value] if isinstance(value, list) else _subschema(value)
@@ -4108,9 +4090,7 @@ def _build_parser() -> Any:
     p = command("trust", "approve the project config file of this directory")
     p.add_argument("file", nargs="?", metavar="FILE")
     p.add_argument("--yes", action="store_true", help="approve without asking")
-    add_ask = globals().get("_add_ask_parser")
-    if add_ask:
-        add_ask(command)
+    _add_ask_parser(command)
     return parser
 
 

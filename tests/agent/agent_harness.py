@@ -1,6 +1,5 @@
-"""Shared helpers of the agent tests: ``mcpmini`` (with the agent and HTTP parts loaded when
-the checkout does not have them yet), a hard-deadline ``run``, fixtures, fake MCP servers.
-``python3 agent_harness.py ARGS`` runs the command line the same way (subprocess tests)."""
+"""Shared helpers of the agent tests: ``mcpmini`` from this checkout, a hard-deadline ``run``,
+fixtures, fake MCP servers."""
 from __future__ import annotations
 
 import asyncio
@@ -18,23 +17,11 @@ ROOT = HERE.parents[1]
 FAKES = str(HERE / "agent_fakes.py")
 WEATHER = str(ROOT / "examples" / "weather_server.py")
 DEMO_MODEL = str(ROOT / "examples" / "demo_model.py")
-LAUNCHER = str(HERE / "agent_harness.py")
-PARTS = Path(os.environ.get("MCPMINI_PARTS", "/work/parts"))
+LAUNCHER = str(ROOT / "mcpmini.py")   # the command line, for subprocess tests
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import mcpmini  # noqa: E402
-
-
-def _load_part(name: str, marker: str) -> None:
-    """Until the lead splices a part into mcpmini.py, run it inside the module's namespace."""
-    path = PARTS / name
-    if not hasattr(mcpmini, marker) and path.exists():
-        exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), mcpmini.__dict__)
-
-
-_load_part("http.py", "_http_request")
-_load_part("agent.py", "run_agent")
 
 
 def run(coro: Awaitable[Any], timeout: float = 30.0) -> Any:
@@ -99,7 +86,3 @@ def weather_entry() -> dict:
 
 
 ECHO_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-
-
-if __name__ == "__main__":   # the command line, with the parts loaded (subprocess tests)
-    sys.exit(mcpmini.main(sys.argv[1:]))

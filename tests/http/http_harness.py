@@ -1,9 +1,5 @@
 """Shared helpers for mcpmini's hermetic HTTP tests (pytest only, stdlib servers on 127.0.0.1).
-
-Importing this module makes ``mcpmini`` importable from the checkout and, while the HTTP
-transports still live in ``/work/parts/http.py`` (before the lead splices them into
-``mcpmini.py``), loads that fragment into the module. Once spliced, loading does nothing.
-"""
+Importing this module makes ``mcpmini`` importable from the checkout."""
 from __future__ import annotations
 
 import asyncio
@@ -18,21 +14,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 import mcpmini  # noqa: E402
-
-FRAGMENT = Path(os.environ.get("MCPMINI_HTTP_FRAGMENT", "/work/parts/http.py"))
-
-
-def load_http() -> None:
-    """Exec the HTTP fragment into mcpmini's namespace unless mcpmini already has it."""
-    if hasattr(mcpmini, "_StreamableHTTPTransport"):
-        return
-    if not FRAGMENT.is_file():
-        raise RuntimeError(f"mcpmini.py has no HTTP transports and {FRAGMENT} is missing")
-    code = compile(FRAGMENT.read_text(encoding="utf-8"), str(FRAGMENT), "exec")
-    exec(code, mcpmini.__dict__)  # noqa: S102 - test-only loader of our own fragment
-
-
-load_http()
 
 DEADLINE = 30.0       # seconds; every test coroutine runs under it
 TEST_DEADLINE = 90.0  # seconds; every test as a whole (SIGALRM), sync parts included

@@ -58,15 +58,8 @@ def test_cli_call_in_process(weather_url, capsys):
 
 
 def test_readme_command_line(weather_url, tmp_path):
-    """The real command line; before the HTTP part is spliced into mcpmini.py it runs through
-    the test harness, which loads it."""
-    spliced = "class _StreamableHTTPTransport" in (ROOT / "mcpmini.py").read_text(encoding="utf-8")
-    if spliced:
-        argv = [sys.executable, str(ROOT / "mcpmini.py")]
-    else:
-        boot = (f"import sys; sys.path.insert(0, {str(ROOT / 'tests' / 'http')!r}); "
-                "import http_harness, mcpmini; sys.exit(mcpmini.main(sys.argv[1:]))")
-        argv = [sys.executable, "-c", boot]
+    """The real command line, as the README shows it."""
+    argv = [sys.executable, str(ROOT / "mcpmini.py")]
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run([*argv, "call", weather_url, "get_forecast", "city=Hangzhou"],
                           capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
