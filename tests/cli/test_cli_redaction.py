@@ -4,6 +4,7 @@ from config or -e, values substituted from ${...}) wherever text reaches the use
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sys
 
@@ -173,7 +174,7 @@ def test_verbose_shows_era_and_why_and_server_stderr(cli, fake):
     r = cli("-v", "tools", fake("--legacy", "--say", "hello from stderr").cmdline)
     assert r.code == 0, r.err
     assert "server/discover answered -32601: legacy, initialize 2025-11-25" in r.err
-    assert "[stderr] python3: say hello from stderr" in r.err
+    assert f"[stderr] {os.path.basename(sys.executable)}: say hello from stderr" in r.err
 
 
 def test_verbose_shows_modern_era(cli, fake):
@@ -192,6 +193,6 @@ def test_verbose_shows_progress(cli, fake):
 def test_verbose_server_stderr_is_made_visible(cli, fake):
     r = cli("-v", "tools", fake("--say", NASTY).cmdline)
     assert r.code == 0
-    assert "[stderr] python3: say A\\x1b]0;pwned-title\\x07B" in r.err
+    assert f"[stderr] {os.path.basename(sys.executable)}: say A\\x1b]0;pwned-title\\x07B" in r.err
     for raw in NASTY_RAW:
         assert raw not in r.err, repr(raw)
