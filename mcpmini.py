@@ -720,7 +720,6 @@ def _group_alive(pgid: int) -> bool:
         return False
 
 
-# >>> http part
 # ---- HTTP transports (fragment for the "Transports" section of mcpmini.py) -------------------
 #
 # Module-level imports needed beyond those at the top of mcpmini.py: none. http.client, ssl,
@@ -1370,6 +1369,25 @@ async def _http_request(method: str, url: str, *, headers: dict[str, str] | None
     return _HTTPResponse(exchange, resp, final_url, deadline, timeout, what)
 
 
+async def _auth_request(auth: Any, method: str, url: str, headers: dict[str, str],
+                        **options: Any) -> _HTTPResponse:
+    """``_http_request`` with OAuth (the Auth part): ``auth`` adds its Authorization header to
+    ``headers`` (in place, so error messages see it); on 401/403 ``auth.challenge`` may get a
+    new token, and the request is sent again (bounded per request by ``tries``)."""
+    if auth is None:
+        return await _http_request(method, url, headers=headers, **options)
+    tries: dict[str, int] = {}
+    while True:
+        headers.pop("Authorization", None)
+        headers.update(await auth.headers(url))
+        resp = await _http_request(method, url, headers=headers, **options)
+        if resp.status not in (401, 403):
+            return resp
+        if not await auth.challenge(resp.status, resp.headers.get("WWW-Authenticate") or "", url, tries):
+            return resp   # the caller turns it into an AuthError
+        resp.close()
+
+
 # Headers, auth -------------------------------------------------------------------------
 
 
@@ -1525,9 +1543,10 @@ class _StreamableHTTPTransport(_Transport):
     """
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, label: str = "server",
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, auth: Any = None) -> None:
         self.url, self.label, self.timeout = _check_url(url, label), _safe_label(label, url), timeout
         self.headers = _checked_headers(headers, label)
+        self.auth = auth   # an _OAuth (Auth part) or None
         self.pool = _ConnectionPool()
         self.session_id: str | None = None
         self.version: str | None = None          # negotiated legacy version
@@ -1622,7 +1641,7 @@ class _StreamableHTTPTransport(_Transport):
         """A notification or a response: 202 expected; only auth and transport failures raise."""
         what = str(message.get("method") or f"the reply to request {message.get('id')}")
         try:
-            resp = await _http_request("POST", self.url, headers=headers, body=body,
+            resp = await _auth_request(self.auth, "POST", self.url, headers, body=body,
                                        timeout=self.timeout, pool=self.pool)
         except ConnectionClosed as exc:
             raise ConnectionClosed(f"{self.label}: {exc}") from None
@@ -1674,8 +1693,8 @@ class _StreamableHTTPTransport(_Transport):
 
     async def _exchange(self, flight: _Flight, headers: dict[str, str], body: bytes) -> None:
         try:
-            resp = flight.response = await _http_request(
-                "POST", self.url, headers=headers, body=body, timeout=None, pool=self.pool)
+            resp = flight.response = await _auth_request(
+                self.auth, "POST", self.url, headers, body=body, timeout=None, pool=self.pool)
         except ConnectionClosed as exc:
             raise ConnectionClosed(f"{self.label}: {exc}") from None
         status = resp.status
@@ -1774,7 +1793,7 @@ class _StreamableHTTPTransport(_Transport):
                                         "Last-Event-ID": last_id})
         log.debug("%s: resuming the reply stream of %s after event %r", self.label, flight.method, last_id)
         try:
-            resp = await _http_request("GET", self.url, headers=headers, timeout=None, pool=self.pool)
+            resp = await _auth_request(self.auth, "GET", self.url, headers, timeout=None, pool=self.pool)
         except ConnectionClosed as exc:
             raise ConnectionClosed(f"{self.label}: resuming {flight.method}: {exc}") from None
         if resp.status in (401, 403):
@@ -1813,7 +1832,7 @@ class _StreamableHTTPTransport(_Transport):
             if parser.last_id:
                 headers["Last-Event-ID"] = parser.last_id
             try:
-                resp = await _http_request("GET", self.url, headers=headers, timeout=None, pool=self.pool)
+                resp = await _auth_request(self.auth, "GET", self.url, headers, timeout=None, pool=self.pool)
             except MCPError as exc:
                 log.debug("%s: no GET stream: %s", self.label, exc)
                 return
@@ -1865,6 +1884,8 @@ class _StreamableHTTPTransport(_Transport):
         if self.session_id and not fast:
             headers = self._legacy_headers(dict(self.headers))
             with contextlib.suppress(MCPError, OSError):
+                if self.auth is not None:  # no login here: a refused DELETE is fine
+                    headers.update(await self.auth.headers(self.url))
                 resp = await _http_request("DELETE", self.url, headers=headers,
                                            timeout=min(self.timeout, SHUTDOWN_GRACE), pool=self.pool)
                 with contextlib.suppress(MCPError, OSError):
@@ -1886,9 +1907,10 @@ class _LegacySSETransport(_Transport):
     ``endpoint`` event names (same origin only), read every reply from the stream."""
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, label: str = "server",
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, auth: Any = None) -> None:
         self.url, self.label, self.timeout = _check_url(url, label), _safe_label(label, url), timeout
         self.headers = _checked_headers(headers, label)
+        self.auth = auth   # an _OAuth (Auth part) or None
         self.pool = _ConnectionPool()
         self.endpoint: str | None = None
         self._reader: asyncio.Task | None = None
@@ -1899,7 +1921,7 @@ class _LegacySSETransport(_Transport):
         """GET the stream and wait for its endpoint event (the Client bounds the wait)."""
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache", **self.headers}
         try:
-            resp = await _http_request("GET", self.url, headers=headers, timeout=None, pool=self.pool)
+            resp = await _auth_request(self.auth, "GET", self.url, headers, timeout=None, pool=self.pool)
         except ConnectionClosed as exc:
             raise ConnectionClosed(f"{self.label}: {exc}") from None
         if resp.status in (401, 403):
@@ -1955,7 +1977,7 @@ class _LegacySSETransport(_Transport):
             raise ConnectionClosed(f"{self.label}: the HTTP+SSE connection is closed")
         headers = {"Accept": HTTP_ACCEPT, "Content-Type": "application/json", **self.headers}
         try:
-            resp = await _http_request("POST", self.endpoint, headers=headers, body=_dumps(message),
+            resp = await _auth_request(self.auth, "POST", self.endpoint, headers, body=_dumps(message),
                                        timeout=self.timeout, pool=self.pool)
         except ConnectionClosed as exc:
             raise ConnectionClosed(f"{self.label}: {exc}") from None
@@ -1983,8 +2005,912 @@ class _LegacySSETransport(_Transport):
             self._reader.cancel()
             await asyncio.wait((self._reader,), timeout=SHUTDOWN_GRACE)
         self.pool.close()
-# <<< http part
 
+
+# -- Auth ----------------------------------------------------------------------------------
+#
+# OAuth 2.1 for the HTTP transports (MCP authorization, 2026-07-28), stdlib only:
+#
+#   401 ─► discover: PRM (header URL, /.well-known/oauth-protected-resource/<path>, root)
+#          └► check PRM "resource" names this server ─► AS metadata (RFC 8414 path form, OIDC
+#             forms), exact issuer, PKCE S256 ─► client id: configured │ CIMD URL │ DCR
+#          ─► refresh (same issuer, under the store lock) or authorize: PKCE, state, resource,
+#             scope (challenge → PRM scopes_supported → none), loopback callback, iss check
+#          ─► token ─► the request is sent again with Bearer (bounded per original request)
+#   403 insufficient_scope ─► rediscover, authorize again with the union of scopes (once)
+#
+# Uses from mcpmini: AuthError, ConfigError, _origin, _safe_url, _redact, _remember_secret,
+# _parse_www_authenticate (for AuthError.www_authenticate only; a robust parser is below),
+# log, JSON, __version__, and the top-level imports (asyncio, base64, contextlib, dataclasses,
+# hashlib, json, os, re, threading, time). Others (secrets, socket, ipaddress, urllib,
+# http.server, webbrowser) are imported where used, so `import mcpmini` stays cheap.
+
+OAUTH_TIMEOUT = 10.0            # seconds per OAuth HTTP call (metadata, registration, token)
+OAUTH_MAX_BODY = 1 << 20        # OAuth answers larger than this are refused
+OAUTH_CALLBACK_PORT = 47291     # fixed default loopback port (a stable redirect URI to register)
+OAUTH_CALLBACK_PATH = "/callback"
+OAUTH_LOGIN_TIMEOUT = 300.0     # seconds to wait for the browser's (or pasted) callback
+OAUTH_REFRESH_MARGIN = 60.0     # refresh a token this many seconds before it expires
+OAUTH_LOCK_WAIT = 10.0          # waiting for the store lock (another process refreshing)
+OAUTH_LOCK_STALE = 60.0         # a lock file older than this is left over by a dead process
+OAUTH_MAX_STEP_UPS = 1          # 403 insufficient_scope re-authorizations per original request
+OAUTH_MAX_REAUTH = 1            # 401 re-authorizations per original request
+
+
+def _auth_challenges(value: str) -> list[tuple[str, dict[str, str]]]:
+    """RFC 7235 challenges in order: [(scheme lowercased, {param: value})]. Walks the header
+    token by token (quoted strings with escapes, commas inside quotes), so a parameter name
+    quoted inside another value (``error_description="x scope=admin"``) is never taken."""
+    out: list[tuple[str, dict[str, str]]] = []
+    i, n = 0, len(value)
+    token = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+    while i < n:
+        while i < n and value[i] in " \t,":
+            i += 1
+        m = token.match(value, i)
+        if not m:
+            break
+        word, i = m.group(0), m.end()
+        j = i
+        while j < n and value[j] in " \t":
+            j += 1
+        if j < n and value[j] == "=" and out:  # an auth-param of the current challenge
+            j += 1
+            while j < n and value[j] in " \t":
+                j += 1
+            if j < n and value[j] == '"':
+                j += 1
+                chars = []
+                while j < n and value[j] != '"':
+                    if value[j] == "\\" and j + 1 < n:
+                        j += 1
+                    chars.append(value[j])
+                    j += 1
+                param, i = "".join(chars), j + 1
+            else:
+                m2 = re.compile(r"[^\s,]*").match(value, j)
+                param, i = m2.group(0), m2.end()
+            out[-1][1].setdefault(word.lower(), param)
+        else:  # a new scheme (token68 values are skipped)
+            out.append((word.lower(), {}))
+            m3 = re.compile(r"\s*[A-Za-z0-9\-._~+/]+=*\s*(?=,|$)").match(value, i)
+            if m3 and "=" not in value[i:m3.end()].strip().rstrip("="):
+                i = m3.end()
+    return out
+
+
+def _bearer_params(value: str) -> dict[str, str]:
+    """The parameters of the Bearer challenge of a WWW-Authenticate header (else {})."""
+    for scheme, params in _auth_challenges(value or ""):
+        if scheme == "bearer":
+            return params
+    return {}
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _host_is_loopback(host: str) -> bool:
+    import ipaddress
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_oauth_url(url: str, what: str, *, allow_private: bool) -> str:
+    """A server-supplied OAuth URL, refused unless safe to fetch (SSRF rules): http(s), http
+    only to loopback, no user info/fragment/control characters, never link-local (cloud
+    metadata), unspecified or multicast addresses, loopback/private ones only when allowed."""
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+    if not isinstance(url, str) or any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
+        raise AuthError(f"refused the {what} {url!r:.200}: not a plain URL")
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise AuthError(f"refused the {what} {url!r:.200}: invalid URL") from None
+    if parts.scheme not in ("https", "http") or not host:
+        raise AuthError(f"refused the {what} {_safe_url(url)}: not an http(s) URL")
+    if parts.username is not None or parts.fragment:
+        raise AuthError(f"refused the {what} {_safe_url(url)}: user info or fragment in the URL")
+    if parts.scheme == "http" and not _host_is_loopback(host):
+        raise AuthError(f"refused the {what} {_safe_url(url)}: plain http is only allowed to loopback")
+    try:
+        infos = socket.getaddrinfo(host, port or 443, proto=socket.IPPROTO_TCP)
+    except OSError as exc:
+        raise AuthError(f"the {what} {_safe_url(url)}: cannot resolve {host}: {exc}") from None
+    for info in infos:
+        addr = ipaddress.ip_address(info[4][0].split("%")[0])
+        if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped:
+            addr = addr.ipv4_mapped
+        if addr.is_link_local or addr.is_unspecified or addr.is_multicast:
+            raise AuthError(f"refused the {what} {_safe_url(url)}: it points at {addr} "
+                            "(link-local, unspecified or multicast)")
+        if (addr.is_loopback or addr.is_private or addr.is_reserved) and not allow_private:
+            raise AuthError(f"refused the {what} {_safe_url(url)}: it points at the private or "
+                            f"loopback address {addr} while the MCP server is public")
+    return url
+
+
+def _oauth_call(method: str, url: str, *, form: dict[str, str] | None = None, body: JSON | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, Any, bytes]:
+    """One OAuth HTTP exchange (blocking; run in a thread): redirects are never followed (a 3xx
+    comes back as is), errors come back as their status, the body is capped."""
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlencode
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None  # rule: OAuth calls never follow redirects
+
+    data = None
+    all_headers = {"Accept": "application/json", "User-Agent": f"mcpmini/{__version__}", **(headers or {})}
+    if form is not None:
+        data = urlencode(form).encode("ascii")
+        all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+    elif body is not None:
+        data = json.dumps(body).encode("utf-8")
+        all_headers["Content-Type"] = "application/json"
+    request = urllib.request.Request(url, data=data, method=method, headers=all_headers)
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=OAUTH_TIMEOUT) as resp:
+            return resp.status, resp.headers, resp.read(OAUTH_MAX_BODY + 1)[:OAUTH_MAX_BODY + 1]
+    except urllib.error.HTTPError as exc:
+        with contextlib.suppress(Exception):
+            return exc.code, exc.headers, exc.read(OAUTH_MAX_BODY + 1)
+        return exc.code, exc.headers, b""
+    except (OSError, ValueError) as exc:
+        raise AuthError(f"OAuth request {method} {_safe_url(url)} failed: {exc}") from None
+
+
+def _oauth_json(status: int, raw: bytes, what: str) -> JSON:
+    if len(raw) > OAUTH_MAX_BODY:
+        raise AuthError(f"{what}: the answer exceeded {OAUTH_MAX_BODY >> 20} MiB")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        data = None
+    if not isinstance(data, dict):
+        raise AuthError(f"{what}: HTTP {status}, not a JSON object")
+    return data
+
+
+# Token store -----------------------------------------------------------------------------
+
+
+def _oauth_store_path() -> str:
+    """$MCPMINI_OAUTH_FILE, else the user state dir: $XDG_STATE_HOME/mcpmini/oauth.json
+    (~/.local/state), %LOCALAPPDATA%\\mcpmini\\oauth.json on Windows."""
+    if os.environ.get("MCPMINI_OAUTH_FILE"):
+        return os.environ["MCPMINI_OAUTH_FILE"]
+    if os.name == "nt":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~")
+    else:
+        base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return os.path.join(base, "mcpmini", "oauth.json")
+
+
+class _TokenStore:
+    """OAuth state: {"servers": {url: {issuer, resource}}, "clients": {issuer: {...}},
+    "tokens": {"<issuer> <resource>": {...}}}. In memory when ``path`` is None, else a 0600
+    JSON file in a 0700 directory; every read-modify-write runs under a lock file, so that
+    parallel mcpmini processes never redeem the same (rotating) refresh token twice."""
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path
+        self._memory: JSON = {"version": 1, "servers": {}, "clients": {}, "tokens": {}}
+        self._thread_lock = threading.RLock()
+        self._cache: tuple[Any, JSON] | None = None
+
+    def peek(self) -> JSON:
+        """The data for reading, without a thread: the file is read again only when it changed
+        (every request asks for its token; the event loop must not wait for a thread)."""
+        if self.path is None:
+            return self._memory
+        try:
+            st = os.stat(self.path)
+            stamp: Any = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        if self._cache is None or self._cache[0] != stamp:
+            self._cache = (stamp, self.load())
+        return self._cache[1]
+
+    def load(self) -> JSON:
+        if self.path is None:
+            return json.loads(json.dumps(self._memory))
+        try:
+            if os.name != "nt" and os.stat(self.path).st_mode & 0o077:
+                log.warning("%s was readable by others: made it private (0600)", self.path)
+                os.chmod(self.path, 0o600)
+            with open(self.path, encoding="utf-8") as f:
+                data = json.load(f)
+        except FileNotFoundError:
+            data = {}
+        except (OSError, ValueError) as exc:
+            log.warning("ignored the unreadable OAuth store %s: %s", self.path, exc)
+            data = {}
+        for key in ("servers", "clients", "tokens"):
+            if not isinstance(data.get(key), dict):
+                data[key] = {}
+        data["version"] = 1
+        for token in data["tokens"].values():
+            for name in ("access_token", "refresh_token"):
+                _remember_secret(token.get(name))
+        for client in data["clients"].values():
+            _remember_secret(client.get("client_secret"))
+        return data
+
+    def _save(self, data: JSON) -> None:
+        if self.path is None:
+            self._memory = json.loads(json.dumps(data))
+            return
+        folder = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        tmp = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, self.path)  # atomic: readers see the old or the new file
+
+    @contextlib.contextmanager
+    def locked(self) -> Any:
+        """Exclusive access across threads and processes (an O_EXCL lock file with the pid;
+        portable, unlike fcntl); yields the freshly read data, saved on a clean exit."""
+        with self._thread_lock:
+            lock = None
+            if self.path is not None:
+                lock = self.path + ".lock"
+                os.makedirs(os.path.dirname(os.path.abspath(lock)), mode=0o700, exist_ok=True)
+                deadline = time.monotonic() + OAUTH_LOCK_WAIT
+                while True:
+                    try:
+                        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                        os.write(fd, f"{os.getpid()} {time.time()}".encode())
+                        os.close(fd)
+                        break
+                    except FileExistsError:
+                        with contextlib.suppress(OSError):
+                            if time.time() - os.stat(lock).st_mtime > OAUTH_LOCK_STALE:
+                                os.unlink(lock)  # left by a dead process
+                                continue
+                        if time.monotonic() > deadline:
+                            raise AuthError(f"the OAuth store {self.path} stayed locked for "
+                                            f"{OAUTH_LOCK_WAIT:g} s (delete {lock} if no mcpmini runs)")
+                        time.sleep(0.05)
+            try:
+                data = self.load()
+                yield data
+                self._save(data)
+            finally:
+                if lock is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(lock)
+
+
+# The flow --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Discovery:
+    """What discovery found for one server, validated."""
+    resource: str            # PRM "resource", verbatim (sent as RFC 8707 `resource`)
+    issuer: str              # the AS issuer, the identical string of its metadata
+    meta: JSON               # AS metadata
+    prm: JSON
+
+
+def _canonical_url(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+    p = urlsplit(url)
+    return urlunsplit((p.scheme.lower(), p.netloc.lower(), p.path, p.query, ""))
+
+
+class _CallbackListener:
+    """The loopback redirect target: 127.0.0.1 only, ``GET /callback`` only, the first
+    callback wins; then it closes. A fixed port by default, a free one when it is taken."""
+
+    def __init__(self, port: int) -> None:
+        import http.server
+        listener = self
+        self.query: str | None = None
+        self.event = threading.Event()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                from urllib.parse import urlsplit
+                parts = urlsplit(self.path)
+                if parts.path != OAUTH_CALLBACK_PATH or listener.event.is_set():
+                    self.send_error(404)
+                    return
+                listener.query = parts.query
+                listener.event.set()
+                body = b"mcpmini: authorization received; you can close this window.\n"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass  # the query holds the code: never logged
+
+        try:
+            self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        except OSError:
+            if not port:
+                raise
+            log.warning("port %d is taken: the OAuth callback uses a free port instead (an "
+                        "authorization server that registered the fixed port may refuse it)", port)
+            self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.redirect_uri = f"http://127.0.0.1:{self.port}{OAUTH_CALLBACK_PATH}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1},
+                                       daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class _OAuth:
+    """OAuth for one MCP server URL; attached to its HTTP transport as ``auth``.
+
+    ``client_id``/``client_secret``: a pre-registered client (``issuer`` binds it to one AS);
+    ``client_metadata_url``: a Client ID Metadata Document URL (used when the AS supports it);
+    otherwise Dynamic Client Registration. ``scope`` overrides scope selection. ``interactive``:
+    a browser step may happen (never by default in the library); ``open_browser(url)`` replaces
+    ``webbrowser.open``; ``paste`` (a callable returning the pasted redirect URL, blocking) is
+    raced against the listener. ``assume_pkce`` accepts an AS whose metadata omits
+    ``code_challenge_methods_supported`` (S256 is still sent). ``allow_private`` lets
+    server-supplied URLs point at private/loopback addresses (always allowed when the MCP
+    server itself is loopback). ``login_hint`` is the command told to the user when a login
+    is needed but not allowed here. ``grant="client_credentials"`` (the OAuth client
+    credentials extension, for machines: needs ``client_id`` and ``client_secret``) gets tokens
+    without a browser.
+    """
+
+    def __init__(self, server_url: str, *, store: _TokenStore | None = None,
+                 client_id: str | None = None, client_secret: str | None = None,
+                 issuer: str | None = None, client_metadata_url: str | None = None,
+                 scope: str | None = None, interactive: bool = False,
+                 open_browser: Callable[[str], Any] | None = None,
+                 paste: Callable[[], str] | None = None, callback_port: int = OAUTH_CALLBACK_PORT,
+                 allow_private: bool = False, assume_pkce: bool = False,
+                 login_hint: str = "mcpmini login SERVER", notify: Callable[[str], Any] | None = None,
+                 grant: str = "authorization_code") -> None:
+        from urllib.parse import urlsplit
+        self.server_url = _canonical_url(server_url)
+        self.store = store or _TokenStore()
+        self.client_id, self.client_secret, self.issuer_pin = client_id, client_secret, issuer
+        _remember_secret(client_secret)
+        self.client_metadata_url, self.scope = client_metadata_url, scope
+        self.interactive, self.open_browser, self.paste = interactive, open_browser, paste
+        self.callback_port, self.assume_pkce = callback_port, assume_pkce
+        self.allow_private = allow_private or _host_is_loopback(urlsplit(server_url).hostname or "")
+        self.login_hint, self.notify = login_hint, notify or (lambda text: log.warning("%s", text))
+        if grant not in ("authorization_code", "client_credentials"):
+            raise ConfigError(f"unknown OAuth grant {grant!r}")
+        if grant == "client_credentials" and not (client_id and client_secret):
+            raise ConfigError("the client_credentials grant needs a client id and secret")
+        self.grant = grant
+        self._lock = asyncio.Lock()
+        self._requested_scope: str | None = None
+        self._sent_token: str | None = None
+
+    # For the transport ------------------------------------------------------------------
+
+    def _token_entry(self, data: JSON) -> tuple[str | None, JSON | None]:
+        index = data["servers"].get(self.server_url)
+        if not isinstance(index, dict):
+            return None, None
+        key = f"{index.get('issuer')} {index.get('resource')}"
+        token = data["tokens"].get(key)
+        return key, token if isinstance(token, dict) else None
+
+    async def headers(self, url: str) -> dict[str, str]:
+        """``Authorization: Bearer`` for a request to ``url`` (only to the server's origin),
+        refreshing first when the stored token is about to expire."""
+        if _origin(url) != _origin(self.server_url):
+            return {}  # rule: tokens only go to their own origin
+        _, token = self._token_entry(self.store.peek())
+        if token and token.get("refresh_token") and token.get("expires_at") and \
+                token["expires_at"] - OAUTH_REFRESH_MARGIN < time.time():
+            async with self._lock:
+                with contextlib.suppress(AuthError):
+                    disc = await self.discover({})
+                    token = await self._refresh(disc, token.get("access_token"))
+        if not token or not token.get("access_token"):
+            return {}
+        self._sent_token = token["access_token"]
+        return {"Authorization": f"Bearer {token['access_token']}"}
+
+    async def challenge(self, status: int, www_authenticate: str, url: str, tries: dict[str, int]) -> bool:
+        """A 401/403 from the server: True when a (new) token is ready and the request should
+        be sent again. ``tries`` counts per original request (the transport creates it)."""
+        params = _bearer_params(www_authenticate)
+        if status == 403 and params.get("error") != "insufficient_scope":
+            return False  # a plain refusal: no retry
+        kind = "403" if status == 403 else "401"
+        if tries.get(kind, 0) >= (OAUTH_MAX_STEP_UPS if kind == "403" else OAUTH_MAX_REAUTH):
+            return False
+        tries[kind] = tries.get(kind, 0) + 1
+        if not self.interactive and self.grant != "client_credentials" and \
+                self.server_url not in self.store.peek()["servers"]:
+            # nothing stored and no login allowed here: no discovery, just say what to do
+            if "resource_metadata" not in params:
+                return False
+            challenge = _parse_www_authenticate(www_authenticate)
+            details = ", ".join(f'{k}="{challenge[k]}"' for k in ("error", "scope", "resource_metadata")
+                                if k in challenge)
+            raise AuthError(_redact(
+                f"HTTP {status} from {_safe_url(url)} (WWW-Authenticate: Bearer {details}): the "
+                f"server needs an OAuth login: run `{self.login_hint}` in a terminal, or pass a "
+                "token with -H 'Authorization: Bearer <token>'"),
+                status=status, url=_safe_url(url), www_authenticate=challenge)
+        async with self._lock:
+            try:
+                disc = await self.discover(params)   # rule: rediscover on every 401/403 (AS migration)
+            except AuthError as exc:
+                if getattr(exc, "no_prm", False):
+                    return False  # not an OAuth server: the transport's own AuthError stands
+                raise
+            loop = asyncio.get_running_loop()
+            data = await loop.run_in_executor(None, self.store.load)
+            token = data["tokens"].get(f"{disc.issuer} {disc.resource}")
+            if kind == "401":
+                if token and token.get("access_token") != self._sent_token:
+                    await self._remember_server(disc)   # another process (or request) got a newer one
+                    return True
+                if token and token.get("refresh_token"):
+                    if await self._refresh(disc, token.get("access_token")):
+                        return True
+                await self._authorize(disc, self._select_scope(disc, params))
+                return True
+            # 403 insufficient_scope: a new authorization with the union (a refresh cannot widen)
+            wanted = (self._requested_scope or (token or {}).get("scope") or "").split()
+            for item in (params.get("scope") or "").split():
+                if item not in wanted:
+                    wanted.append(item)
+            await self._authorize(disc, " ".join(wanted) or None)
+            return True
+
+    # Discovery ---------------------------------------------------------------------------
+
+    async def _get_json(self, url: str, what: str) -> tuple[int, JSON | None]:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, lambda: _check_oauth_url(url, what, allow_private=self.allow_private))
+        status, _, raw = await loop.run_in_executor(None, lambda: _oauth_call("GET", url))
+        if status != 200:
+            log.debug("%s %s: HTTP %d", what, _safe_url(url), status)
+            return status, None
+        try:
+            return status, _oauth_json(status, raw, what)
+        except AuthError as exc:
+            log.debug("%s", exc)
+            return status, None
+
+    async def discover(self, challenge: dict[str, str]) -> _Discovery:
+        """PRM then AS metadata, validated (see the diagram at the top of this section)."""
+        from urllib.parse import urlsplit, urlunsplit
+        parts = urlsplit(self.server_url)
+        root = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+        path = parts.path.rstrip("/")
+        urls = [challenge["resource_metadata"]] if challenge.get("resource_metadata") else []
+        if path:
+            urls.append(f"{root}/.well-known/oauth-protected-resource{path}")
+        urls.append(f"{root}/.well-known/oauth-protected-resource")
+        prm = None
+        for url in urls:
+            try:
+                status, doc = await self._get_json(url, "protected resource metadata")
+            except AuthError as exc:  # refused or unreachable: the next candidate
+                log.info("%s", exc)
+                continue
+            if doc is not None and isinstance(doc.get("authorization_servers"), list) \
+                    and doc["authorization_servers"] and isinstance(doc["authorization_servers"][0], str):
+                prm = doc
+                break
+            if status >= 500:
+                break
+        if prm is None:
+            exc = AuthError(f"{_safe_url(self.server_url)} needs authorization but publishes no "
+                            "usable protected resource metadata (RFC 9728)", url=_safe_url(self.server_url))
+            exc.no_prm = True  # type: ignore[attr-defined]
+            raise exc
+        resource = prm.get("resource") if isinstance(prm.get("resource"), str) else self.server_url
+        # spec: the PRM must name this server: same origin, and its path a prefix of ours
+        r_path = urlsplit(resource).path.rstrip("/")
+        if _origin(resource) != _origin(self.server_url) or \
+                not (parts.path.rstrip("/") == r_path or parts.path.startswith(r_path + "/")):
+            raise AuthError(f"refused the protected resource metadata of {_safe_url(self.server_url)}: "
+                            f"it is for {_safe_url(resource)}", url=_safe_url(self.server_url))
+        issuer = prm["authorization_servers"][0]
+        if self.issuer_pin and self.client_id and issuer != self.issuer_pin:
+            raise AuthError(f"the server now uses the authorization server {_safe_url(issuer)}, not "
+                            f"the configured {_safe_url(self.issuer_pin)}: the configured client "
+                            "credentials are not sent there")
+        meta = await self._as_metadata(issuer)
+        return _Discovery(resource=resource, issuer=issuer, meta=meta, prm=prm)
+
+    async def _as_metadata(self, issuer: str) -> JSON:
+        from urllib.parse import urlsplit, urlunsplit
+        p = urlsplit(issuer)
+        root = urlunsplit((p.scheme, p.netloc, "", "", ""))
+        path = p.path.rstrip("/")
+        if path:
+            urls = [f"{root}/.well-known/oauth-authorization-server{path}",
+                    f"{root}/.well-known/openid-configuration{path}",
+                    f"{root}{path}/.well-known/openid-configuration"]
+        else:
+            urls = [f"{root}/.well-known/oauth-authorization-server",
+                    f"{root}/.well-known/openid-configuration"]
+        problems = []
+        for url in urls:
+            status, meta = await self._get_json(url, "authorization server metadata")
+            if status >= 500:
+                problems.append(f"{_safe_url(url)}: HTTP {status}")
+                break
+            if meta is None:
+                continue
+            if meta.get("issuer") != issuer:  # spec MUST: the identical string
+                problems.append(f"{_safe_url(url)} names the issuer {str(meta.get('issuer'))[:200]!r}")
+                continue
+            methods = meta.get("code_challenge_methods_supported")
+            if not (isinstance(methods, list) and "S256" in methods):
+                if methods is None and self.assume_pkce:
+                    log.warning("%s does not advertise PKCE; sending S256 anyway (assumePkce)", issuer)
+                else:
+                    problems.append(f"{_safe_url(url)} does not advertise PKCE S256 (set "
+                                    "\"assumePkce\": true in the server's \"oauth\" settings if it supports it)")
+                    continue
+            for key in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
+                if key in meta:
+                    _check_oauth_url(meta[key], key.replace("_", " "), allow_private=self.allow_private)
+            if not meta.get("authorization_endpoint") or not meta.get("token_endpoint"):
+                problems.append(f"{_safe_url(url)} lacks an authorization or token endpoint")
+                continue
+            return meta
+        raise AuthError(f"no usable authorization server metadata for {_safe_url(issuer)}"
+                        + (f": {'; '.join(problems)}" if problems else ""))
+
+    def _select_scope(self, disc: _Discovery, challenge: dict[str, str]) -> str | None:
+        """Configured → challenge → all of PRM scopes_supported → none."""
+        if self.scope:
+            return self.scope
+        if challenge.get("scope"):
+            return challenge["scope"]
+        supported = disc.prm.get("scopes_supported")
+        if isinstance(supported, list) and supported:
+            return " ".join(str(s) for s in supported)
+        return None
+
+    async def _remember_server(self, disc: _Discovery) -> None:
+        def update() -> None:
+            with self.store.locked() as data:
+                data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource}
+        await asyncio.get_running_loop().run_in_executor(None, update)
+
+    # Client identity ----------------------------------------------------------------------
+
+    def _client(self, disc: _Discovery, redirect_uri: str) -> JSON:
+        """Pre-registered → CIMD → stored DCR registration (same issuer and redirect) → DCR."""
+        meta = disc.meta
+        if self.client_id:
+            methods = meta.get("token_endpoint_auth_methods_supported")
+            if self.client_secret:
+                method = "client_secret_basic" if not isinstance(methods, list) or \
+                    "client_secret_basic" in methods else "client_secret_post"
+            else:
+                method = "none"
+            return {"client_id": self.client_id, "client_secret": self.client_secret,
+                    "token_endpoint_auth_method": method, "kind": "configured"}
+        if self.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
+            return {"client_id": self.client_metadata_url, "token_endpoint_auth_method": "none",
+                    "kind": "cimd"}
+        with self.store.locked() as data:
+            stored = data["clients"].get(disc.issuer)
+            if isinstance(stored, dict) and redirect_uri in (stored.get("redirect_uris") or []):
+                return stored
+            endpoint = meta.get("registration_endpoint")
+            if not endpoint:
+                raise AuthError(
+                    f"the authorization server {_safe_url(disc.issuer)} offers no dynamic client "
+                    "registration: register an OAuth app there and set \"oauth\": {\"clientId\": …, "
+                    "\"clientSecret\": \"${VAR}\"} in the server's config entry")
+            body = {"client_name": "mcpmini", "redirect_uris": [redirect_uri],
+                    "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                    "token_endpoint_auth_method": "none", "application_type": "native"}
+            status, _, raw = _oauth_call("POST", endpoint, body=body)
+            if status not in (200, 201):
+                raise AuthError(f"client registration at {_safe_url(endpoint)} failed: HTTP {status} "
+                                f"{_redact(raw[:300].decode('utf-8', 'replace'))}")
+            answer = _oauth_json(status, raw, "client registration")
+            if not isinstance(answer.get("client_id"), str):
+                raise AuthError(f"client registration at {_safe_url(endpoint)} returned no client_id")
+            _remember_secret(answer.get("client_secret"))
+            method = answer.get("token_endpoint_auth_method") or \
+                ("client_secret_basic" if answer.get("client_secret") else "none")
+            client = {"client_id": answer["client_id"], "client_secret": answer.get("client_secret"),
+                      "token_endpoint_auth_method": method, "redirect_uris": [redirect_uri],
+                      "kind": "dcr", "created_at": int(time.time())}
+            data["clients"][disc.issuer] = client   # rule: registrations are bound to their issuer
+            return client
+
+    # Tokens -------------------------------------------------------------------------------
+
+    def _token_call(self, disc: _Discovery, client: JSON, form: dict[str, str]) -> JSON:
+        """POST to the token endpoint with the client's authentication; the answer or AuthError
+        (``.oauth_error`` holds the OAuth error code)."""
+        from urllib.parse import parse_qsl, quote
+        headers: dict[str, str] = {}
+        method = client.get("token_endpoint_auth_method") or "none"
+        secret = client.get("client_secret")
+        if method == "client_secret_basic" and secret:
+            pair = f"{quote(client['client_id'], safe='')}:{quote(secret, safe='')}"
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+        elif method == "client_secret_post" and secret:
+            form = {**form, "client_id": client["client_id"], "client_secret": secret}
+        else:
+            form = {**form, "client_id": client["client_id"]}
+        endpoint = disc.meta["token_endpoint"]
+        status, resp_headers, raw = _oauth_call("POST", endpoint, form=form, headers=headers)
+        try:
+            answer = _oauth_json(status, raw, "token request")
+        except AuthError:
+            answer = dict(parse_qsl(raw[:OAUTH_MAX_BODY].decode("utf-8", "replace")))  # GitHub: form
+        _remember_secret(answer.get("access_token"))
+        _remember_secret(answer.get("refresh_token"))
+        if status != 200 or "error" in answer or not isinstance(answer.get("access_token"), str):
+            code = str(answer.get("error") or f"HTTP {status}")
+            exc = AuthError(_redact(f"the token request to {_safe_url(endpoint)} failed: {code}"
+                                    + (f" ({str(answer.get('error_description'))[:200]})"
+                                       if answer.get("error_description") else "")))
+            exc.oauth_error = code  # type: ignore[attr-defined]
+            raise exc
+        return answer
+
+    @staticmethod
+    def _token_record(answer: JSON, previous: JSON | None, requested: str | None) -> JSON:
+        record = {"access_token": answer["access_token"], "token_type": answer.get("token_type", "Bearer"),
+                  # values missing from a refresh answer are carried forward (RFC 6749 §5.1, §6)
+                  "refresh_token": answer.get("refresh_token") or (previous or {}).get("refresh_token"),
+                  "scope": answer.get("scope") or requested or (previous or {}).get("scope")}
+        expires_in = answer.get("expires_in")
+        if isinstance(expires_in, str) and expires_in.isdigit():
+            expires_in = int(expires_in)
+        record["expires_at"] = int(time.time() + expires_in) if isinstance(expires_in, (int, float)) else None
+        return record
+
+    async def _refresh(self, disc: _Discovery, had: str | None) -> JSON | None:
+        """Refresh under the store lock: re-read; when another process already rotated, take
+        its token; else redeem ours. None when there is nothing (valid) to refresh with."""
+        def work() -> JSON | None:
+            with self.store.locked() as data:
+                key = f"{disc.issuer} {disc.resource}"
+                token = data["tokens"].get(key)
+                if not token:
+                    return None
+                if token.get("access_token") != had and (not token.get("expires_at") or
+                                                          token["expires_at"] - OAUTH_REFRESH_MARGIN > time.time()):
+                    return token  # compare and swap: somebody else redeemed it already
+                if not token.get("refresh_token"):
+                    return None
+                client = self._stored_client(data, disc)
+                if client is None:
+                    return None
+                try:
+                    answer = self._token_call(disc, client, {
+                        "grant_type": "refresh_token", "refresh_token": token["refresh_token"],
+                        "resource": disc.resource})
+                except AuthError as exc:
+                    if getattr(exc, "oauth_error", "") == "invalid_grant":
+                        del data["tokens"][key]  # dead grant: a new authorization is needed
+                    log.info("token refresh failed: %s", exc)
+                    return None
+                data["tokens"][key] = self._token_record(answer, token, None)
+                data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource}
+                return data["tokens"][key]
+        return await asyncio.get_running_loop().run_in_executor(None, work)
+
+    def _stored_client(self, data: JSON, disc: _Discovery) -> JSON | None:
+        if self.client_id:
+            return self._client(disc, "")
+        token = data["tokens"].get(f"{disc.issuer} {disc.resource}") or {}
+        if token.get("client_id") and token.get("client_kind") == "cimd":
+            return {"client_id": token["client_id"], "token_endpoint_auth_method": "none"}
+        client = data["clients"].get(disc.issuer)
+        return client if isinstance(client, dict) else None
+
+    # Authorization -----------------------------------------------------------------------
+
+    async def login(self, scope: str | None = None) -> _Discovery:
+        """Interactive login without waiting for a 401 (``mcpmini login``): discover from the
+        well-known URLs (the challenge of an unauthenticated request when they fail)."""
+        try:
+            disc = await self.discover({})
+            params: dict[str, str] = {}
+        except AuthError:
+            params = await self._probe()
+            disc = await self.discover(params)
+        await self._authorize(disc, scope or self._select_scope(disc, params))
+        return disc
+
+    async def _probe(self) -> dict[str, str]:
+        def post() -> tuple[int, Any, bytes]:
+            _check_oauth_url(self.server_url, "server URL", allow_private=True)
+            return _oauth_call("POST", self.server_url, body={"jsonrpc": "2.0", "id": 1, "method": "server/discover"},
+                               headers={"Accept": "application/json, text/event-stream"})
+        _, headers, _ = await asyncio.get_running_loop().run_in_executor(None, post)
+        return _bearer_params((headers.get("WWW-Authenticate") if headers else "") or "")
+
+    async def _authorize(self, disc: _Discovery, scope: str | None) -> None:
+        """The authorization code flow with PKCE, ending with the token stored."""
+        if self.grant == "client_credentials":
+            return await self._client_credentials(disc, scope)
+        if not self.interactive:
+            raise AuthError(f"{_safe_url(self.server_url)} needs an OAuth login, which needs a "
+                            f"browser: run `{self.login_hint}` in a terminal", url=_safe_url(self.server_url))
+        import secrets
+        from urllib.parse import parse_qsl, urlencode, urlsplit
+        loop = asyncio.get_running_loop()
+        listener = await loop.run_in_executor(None, _CallbackListener, self.callback_port)
+        try:
+            client = await loop.run_in_executor(None, self._client, disc, listener.redirect_uri)
+            supported = disc.meta.get("scopes_supported")
+            if scope and isinstance(supported, list) and "offline_access" in supported \
+                    and "offline_access" not in scope.split():
+                scope += " offline_access"  # SEP-2207: only when the AS lists it
+            verifier = secrets.token_urlsafe(64)        # fresh per attempt, never reused
+            state = secrets.token_urlsafe(32)
+            # spec: record the validated issuer with the verifier and state before redirecting
+            attempt = {"issuer": disc.issuer, "state": state, "verifier": verifier}
+            _remember_secret(verifier)
+            query = {"response_type": "code", "client_id": client["client_id"],
+                     "redirect_uri": listener.redirect_uri,
+                     "code_challenge": _b64url(hashlib.sha256(verifier.encode("ascii")).digest()),
+                     "code_challenge_method": "S256", "state": state, "resource": disc.resource}
+            if scope:
+                query["scope"] = scope
+                if "offline_access" in scope.split():
+                    query["prompt"] = "consent"
+            endpoint = disc.meta["authorization_endpoint"]
+            url = endpoint + ("&" if urlsplit(endpoint).query else "?") + urlencode(query)
+            self._check_browser_url(url)
+            self._requested_scope = scope
+            callback = await self._wait_callback(listener, url)
+        finally:
+            await loop.run_in_executor(None, listener.close)
+        params = dict(parse_qsl(callback, keep_blank_values=True))
+        _remember_secret(params.get("code"))
+        # RFC 9207: iss first, a plain string comparison, before error or code is looked at
+        iss_supported = disc.meta.get("authorization_response_iss_parameter_supported") is True
+        if "iss" in params:
+            if params["iss"] != attempt["issuer"]:
+                raise AuthError(f"refused the authorization response: its issuer does not match "
+                                f"{_safe_url(attempt['issuer'])} (mix-up attack?)")
+        elif iss_supported:
+            raise AuthError("refused the authorization response: the authorization server "
+                            "promised an iss parameter and sent none")
+        if not secrets.compare_digest(params.get("state", ""), attempt["state"]):
+            raise AuthError("refused the authorization response: wrong or missing state")
+        if "error" in params:
+            raise AuthError(_redact(f"the authorization was refused: {params['error'][:100]}"
+                                    + (f" ({params['error_description'][:200]})"
+                                       if params.get("error_description") else "")))
+        if not params.get("code"):
+            raise AuthError("the authorization response carried no code")
+        form = {"grant_type": "authorization_code", "code": params["code"],
+                "redirect_uri": listener.redirect_uri, "code_verifier": attempt["verifier"],
+                "resource": disc.resource}
+
+        def redeem() -> None:
+            answer = self._token_call(disc, client, form)
+            with self.store.locked() as data:
+                key = f"{disc.issuer} {disc.resource}"
+                record = self._token_record(answer, None, scope)
+                if client.get("kind") == "cimd":
+                    record.update(client_id=client["client_id"], client_kind="cimd")
+                data["tokens"][key] = record
+                data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource}
+        await loop.run_in_executor(None, redeem)
+
+    async def _client_credentials(self, disc: _Discovery, scope: str | None) -> None:
+        """The client credentials grant (extension io.modelcontextprotocol/oauth-client-credentials)."""
+        form = {"grant_type": "client_credentials", "resource": disc.resource}
+        if scope:
+            form["scope"] = scope
+
+        def redeem() -> None:
+            answer = self._token_call(disc, self._client(disc, ""), form)
+            with self.store.locked() as data:
+                data["tokens"][f"{disc.issuer} {disc.resource}"] = self._token_record(answer, None, scope)
+                data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource}
+        self._requested_scope = scope
+        await asyncio.get_running_loop().run_in_executor(None, redeem)
+
+    @staticmethod
+    def _check_browser_url(url: str) -> None:
+        """Only an http(s) URL (http only to loopback), no leading '-', no control characters."""
+        from urllib.parse import urlsplit
+        parts = urlsplit(url)
+        if url.startswith("-") or any(ord(c) < 0x21 or ord(c) == 0x7F for c in url) or \
+                parts.scheme not in ("https", "http") or not parts.hostname or \
+                (parts.scheme == "http" and not _host_is_loopback(parts.hostname)):
+            raise AuthError(f"refused to open the authorization URL {_safe_url(url)}")
+
+    async def _wait_callback(self, listener: _CallbackListener, url: str) -> str:
+        """The callback's query: from the listener, or pasted (whichever comes first)."""
+        self.notify(f"authorize mcpmini in your browser: {url}")
+        if self.open_browser is not None:
+            _in_daemon_thread(self.open_browser, url)
+        waiters = [_in_daemon_thread(listener.event.wait, OAUTH_LOGIN_TIMEOUT)]
+        if self.paste is not None:
+            self.notify(f"or paste the address the browser was sent to ({listener.redirect_uri}?...):")
+            waiters.append(_in_daemon_thread(self.paste))
+        try:
+            done, _ = await asyncio.wait(waiters, timeout=OAUTH_LOGIN_TIMEOUT,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            listener.event.set()  # releases the waiting thread
+        if listener.query is not None:
+            return listener.query
+        for fut in done:
+            pasted = fut.result()
+            if isinstance(pasted, str) and pasted.strip():
+                return _pasted_query(pasted, listener.redirect_uri)
+        raise AuthError(f"no authorization arrived within {OAUTH_LOGIN_TIMEOUT:g} s")
+
+
+def _in_daemon_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future:
+    """Run a blocking call (a stdin read, a browser start) in a daemon thread: unlike the
+    executor's threads it never keeps the process alive at exit."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def run() -> None:
+        try:
+            result, error = fn(*args), None
+        except BaseException as exc:  # handed to the awaiting side
+            result, error = None, exc
+
+        def settle() -> None:
+            if not future.done():
+                future.set_exception(error) if error else future.set_result(result)
+        with contextlib.suppress(RuntimeError):  # the loop is gone
+            loop.call_soon_threadsafe(settle)
+    threading.Thread(target=run, daemon=True).start()
+    return future
+
+
+def _pasted_query(text: str, redirect_uri: str) -> str:
+    """The query of a pasted redirect URL (the whole URL, or just its query)."""
+    from urllib.parse import urlsplit
+    text = text.strip()
+    _remember_secret(text)
+    if text.startswith(("http://", "https://")):
+        parts, want = urlsplit(text), urlsplit(redirect_uri)
+        if parts.path != want.path:
+            raise AuthError("the pasted address is not the redirect address of this login")
+        return parts.query
+    return text.lstrip("?")
+
+
+def _default_open_browser(url: str) -> None:
+    import webbrowser
+    _OAuth._check_browser_url(url)
+    webbrowser.open(url)
 
 
 # -- Client --------------------------------------------------------------------------------
@@ -2072,6 +2998,11 @@ class Client:
     ``on_elicit(params) -> ElicitResult`` (sync or async); ``accept_defaults`` answers form
     elicitations from the schema's defaults. ``reconnect`` reconnects once and retries once
     when the connection is lost during a call (never after a timeout or a cancellation).
+    ``auth`` (HTTP only): OAuth settings as a dict of ``_OAuth`` keywords (``client_id``,
+    ``client_secret``, ``client_metadata_url``, ``scope``, ``interactive``, ``open_browser``, ...),
+    an ``_OAuth`` object, or False for none. By default stored tokens are used and refreshed,
+    and a needed login is an AuthError naming ``mcpmini login`` (no browser is ever opened
+    unless ``interactive`` is set). A static Authorization header turns OAuth off.
     """
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
@@ -2083,9 +3014,11 @@ class Client:
                  on_elicit: Callable[[JSON], Any] | None = None,
                  accept_defaults: bool = False, reconnect: bool = False,
                  name: str | None = None, era_cache: bool = True,
-                 trace: Callable[[str, str, Any], None] | None = None) -> None:
+                 trace: Callable[[str, str, Any], None] | None = None, auth: Any = None) -> None:
+        oauth_config: Any = None
         if isinstance(server, ServerConfig):
             config = server.expanded()
+            oauth_config = config.oauth
             name = name or config.name
             timeout = config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout
             protocol = config.protocol or protocol
@@ -2114,6 +3047,7 @@ class Client:
         self.accept_defaults, self.reconnect = accept_defaults, reconnect
         self._era_cache = _EraCache() if era_cache else None
         self._trace = trace
+        self.auth = self._make_auth(auth, oauth_config)
         self._session: _Session | None = None
         self._lists = _ListCache()
         self._reconnecting: asyncio.Future | None = None
@@ -2150,6 +3084,22 @@ class Client:
             return {"elicitation": {"form": {}, "url": {}}}
         return {"elicitation": {"form": {}}} if self.accept_defaults else {}
 
+    def _make_auth(self, auth: Any, config: Any) -> _OAuth | None:
+        """The OAuth handler of an HTTP server, or None (stdio, a static Authorization header,
+        ``auth=False`` or ``"oauth": false`` in the config)."""
+        if self._kind == "stdio" or auth is False or config is False or \
+                _has_header(self._headers, "authorization"):
+            return None
+        if isinstance(auth, _OAuth):
+            return auth
+        assert isinstance(self._target, str)
+        options = {**_oauth_options(config if isinstance(config, dict) else {}),
+                   **(auth if isinstance(auth, dict) else {})}
+        options.setdefault("login_hint", f"mcpmini login {shlex.quote(self.name)}")
+        if "store" not in options:
+            options["store"] = _TokenStore(_oauth_store_path())
+        return _OAuth(self._target, **options)
+
     def _new_transport(self, kind: str) -> _Transport:
         if kind == "stdio":
             assert isinstance(self._target, list)
@@ -2157,7 +3107,8 @@ class Client:
                                    inherit_env=self._inherit_env, label=self.name)
         assert isinstance(self._target, str)
         factory = _LegacySSETransport if kind == "sse" else _StreamableHTTPTransport
-        return factory(self._target, headers=self._headers, label=self.name, timeout=self.timeout)
+        return factory(self._target, headers=self._headers, label=self.name, timeout=self.timeout,
+                       auth=self.auth)
 
     async def _open(self, kind: str) -> None:
         transport = self._new_transport(kind)
@@ -2706,6 +3657,7 @@ class ServerConfig:
     inherit_env: bool = False
     source: str | None = None
     trusted: bool = True
+    oauth: dict[str, Any] | bool | None = None   # "oauth" settings (camelCase keys) or false
 
     @property
     def transport(self) -> str:
@@ -2728,7 +3680,9 @@ class ServerConfig:
             env={k: expand(v, secret=True) for k, v in self.env.items()},
             url=expand(self.url) if self.url else self.url,
             headers={k: expand(v, secret=True) for k, v in self.headers.items()},
-            cwd=expand(self.cwd) if self.cwd else self.cwd)
+            cwd=expand(self.cwd) if self.cwd else self.cwd,
+            oauth={k: expand(v, secret=k == "clientSecret") if isinstance(v, str) else v
+                   for k, v in self.oauth.items()} if isinstance(self.oauth, dict) else self.oauth)
 
     def variables(self) -> list[str]:
         """The names of the environment variables this entry would receive."""
@@ -2874,13 +3828,35 @@ def _parse_entry(name: str, entry: Any, path: str) -> ServerConfig:
     protocol = get("protocol", str)
     if protocol not in (None, "auto", MODERN_VERSION, "legacy"):
         raise ConfigError(f"{where}: \"protocol\" must be auto, {MODERN_VERSION} or legacy")
+    oauth = entry.get("oauth")
+    if oauth is not None and not isinstance(oauth, (bool, dict)):
+        raise ConfigError(f"{where}: \"oauth\" must be an object or false")
+    if isinstance(oauth, dict):
+        unknown = set(oauth) - set(_OAUTH_KEYS)
+        if unknown:
+            raise ConfigError(f"{where}: unknown \"oauth\" key {sorted(unknown)[0]!r} "
+                              f"(known: {', '.join(_OAUTH_KEYS)})")
+        if isinstance(oauth.get("clientSecret"), str) and "${" not in oauth["clientSecret"]:
+            log.warning("%s: \"oauth.clientSecret\" is written in the file; prefer \"${VAR}\"", where)
+            _remember_secret(oauth["clientSecret"])
     cwd = get("cwd", str)
     if cwd and "${" not in cwd and not os.path.isabs(cwd):  # relative to the config file
         cwd = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), cwd))
     return ServerConfig(name=name, command=command if not url else None, args=list(args),
                         env=dict(env), cwd=cwd, url=url, headers=dict(headers),
                         type=kind, timeout=float(timeout) if timeout else None, protocol=protocol,
-                        inherit_env=bool(get("inheritEnv", bool, False)), source=path)
+                        inherit_env=bool(get("inheritEnv", bool, False)), source=path, oauth=oauth)
+
+
+# "oauth" keys of a server entry → _OAuth keywords
+_OAUTH_KEYS = {"clientId": "client_id", "clientSecret": "client_secret", "issuer": "issuer",
+               "clientMetadataUrl": "client_metadata_url", "scope": "scope",
+               "callbackPort": "callback_port", "assumePkce": "assume_pkce",
+               "allowPrivateNetwork": "allow_private"}
+
+
+def _oauth_options(config: JSON) -> JSON:
+    return {_OAUTH_KEYS[k]: v for k, v in config.items() if k in _OAUTH_KEYS and v is not None}
 
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
@@ -2929,7 +3905,6 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
     return {**{n: s for n, s in untrusted.items() if n not in trusted}, **trusted}
 
 
-# >>> agent part
 # -- Agent ---------------------------------------------------------------------------------
 #
 # `run_agent` is a small loop over any OpenAI-compatible Chat Completions endpoint (the wire
@@ -3940,7 +4915,6 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
         if not transcript["answer"]:
             out.note("mcpmini: the model gave an empty answer")
     return 0
-# <<< agent part
 
 
 # -- CLI -----------------------------------------------------------------------------------
@@ -4069,7 +5043,18 @@ def _build_parser() -> Any:
 
     command("info", "era and why, protocol version, server info, capabilities, "
             "instructions").add_argument("server", metavar="SERVER")
-    command("servers", "configured servers and where they come from")
+    command("servers", "configured servers, where they come from, and their login state")
+    p = command("login", "log in to an OAuth-protected HTTP server (opens a browser)")
+    p.add_argument("server", metavar="SERVER")
+    p.add_argument("--no-browser", action="store_true", help="print the address to open and read the "
+                   "address the browser ends on from stdin (for SSH: ssh -L PORT:127.0.0.1:PORT)")
+    p.add_argument("--scope", metavar="SCOPE", help="the scopes to ask for (default: what the server says)")
+    p.add_argument("--callback-port", type=int, metavar="N", help="loopback port of the redirect "
+                   f"address (default {OAUTH_CALLBACK_PORT}; a free one if taken)")
+    p = command("logout", "forget the OAuth tokens of a server")
+    p.add_argument("server", metavar="SERVER")
+    p.add_argument("--forget-client", action="store_true",
+                   help="also forget the client registration at its authorization server")
     command("tools", "a server's tools with their signatures").add_argument("server", metavar="SERVER")
     p = command("call", "call a tool: key=value (schema-typed), key:=JSON, key=@file, "
                 "key:=@file.json, a JSON object, or - for stdin")
@@ -4156,6 +5141,9 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, **extra: Any) -> 
             value = f"{value:g}" if isinstance(value, (int, float)) else "?"
             out.note(f"mcpmini: progress {value}{total} {params.get('message') or ''}".rstrip())
 
+    # a login on 401 only with a human at a terminal
+    extra.setdefault("auth", {"interactive": _has_terminal(), "open_browser": _default_open_browser,
+                              "notify": lambda text: out.note(f"mcpmini: {text}")})
     return Client(dataclasses.replace(server, timeout=timeout, protocol=protocol), on_progress=progress,
                   on_elicit=_tty_elicit(out), accept_defaults=args.accept_defaults,
                   trace=_tracer(args) if args.trace else None, **extra)
@@ -4397,7 +5385,8 @@ async def _cmd_info(args: Any, out: _Output) -> int:
     async def work(client: Client) -> int:
         info = {"server": args.server, "era": client.era, "era_reason": client.era_reason,
                 "protocolVersion": client.protocol_version, "serverInfo": client.server_info,
-                "capabilities": client.capabilities, "instructions": client.instructions}
+                "capabilities": client.capabilities, "instructions": client.instructions,
+                "auth": _auth_state(client)}
         if args.json:
             out.result(_json_text(info))
             return 0
@@ -4406,6 +5395,8 @@ async def _cmd_info(args: Any, out: _Output) -> int:
                  f"era:          {client.era} ({client.era_reason})",
                  f"protocol:     {client.protocol_version}",
                  f"capabilities: {', '.join(client.capabilities) or 'none'}"]
+        if client._kind != "stdio":
+            lines.append(f"auth:         {_auth_state(client)}")
         if client.instructions:
             lines.append(f"instructions: {client.instructions}")
         out.result(_visible("\n".join(lines)))
@@ -4417,7 +5408,7 @@ async def _cmd_servers(args: Any, out: _Output) -> int:
     servers = _configured(args)
     rows = [{"name": s.name, "transport": s.transport,
              "target": s.url or shlex.join([s.command or "", *s.args]),
-             "source": s.source, "trusted": s.trusted} for s in servers.values()]
+             "source": s.source, "trusted": s.trusted, "auth": _auth_state(s)} for s in servers.values()]
     if args.json:
         out.result(_redact(_json_text(rows)))
     elif not rows:
@@ -4425,7 +5416,82 @@ async def _cmd_servers(args: Any, out: _Output) -> int:
     else:
         for r in rows:
             state = "trusted" if r["trusted"] else "NOT APPROVED (mcpmini trust)"
-            out.result(_redact(_visible(f"{r['name']}\t{r['transport']}\t{r['target']}\t{r['source']}\t{state}")))
+            out.result(_redact(_visible(f"{r['name']}\t{r['transport']}\t{r['target']}\t{r['source']}\t{state}"
+                                        + (f"\t{r['auth']}" if r["auth"] != "-" else ""))))
+    return 0
+
+
+def _has_terminal() -> bool:
+    """A human may be there: stdin or stderr is a terminal."""
+    return any(getattr(stream, "isatty", lambda: False)() for stream in (sys.stdin, sys.stderr))
+
+
+def _auth_state(target: Client | ServerConfig) -> str:
+    """``servers``/``info``: static header, oauth off, logged in (expires in …), not logged in, -."""
+    if isinstance(target, ServerConfig):
+        if not target.url:
+            return "-"
+        if _has_header(target.headers, "authorization"):
+            return "static header"
+        if target.oauth is False:
+            return "oauth off"
+        url = target.url
+    else:
+        if target._kind == "stdio":
+            return "-"
+        if target.auth is None:
+            return "static header" if _has_header(target._headers, "authorization") else "oauth off"
+        url = target._target if isinstance(target._target, str) else ""
+    data = _TokenStore(_oauth_store_path()).load()
+    index = data["servers"].get(_canonical_url(url))
+    token = data["tokens"].get(f"{index.get('issuer')} {index.get('resource')}") if isinstance(index, dict) else None
+    if not isinstance(token, dict):
+        return "not logged in"
+    expires = token.get("expires_at")
+    if not expires:
+        return f"logged in ({index['issuer']})"
+    left = expires - time.time()
+    if left > 0:
+        return f"logged in ({index['issuer']}, expires in {int(left // 60)}m)"
+    return "expired (refresh token kept)" if token.get("refresh_token") else "expired: needs login"
+
+
+async def _cmd_login(args: Any, out: _Output) -> int:
+    server = _resolve_server(args.server, args)
+    if not server.url:
+        raise _UsageError(f"{args.server!r} is not an HTTP server: OAuth applies to HTTP servers only")
+    if not _has_terminal():
+        raise AuthError(f"logging in to {server.name} needs a terminal and a browser: run "
+                        f"`mcpmini login {shlex.quote(args.server)}` in a terminal")
+    options: JSON = {"interactive": True, "notify": lambda text: out.note(f"mcpmini: {text}")}
+    if args.no_browser:
+        options["paste"] = sys.stdin.readline
+    else:
+        options["open_browser"] = _default_open_browser
+    if args.callback_port is not None:
+        options["callback_port"] = args.callback_port
+    client = Client(server, auth=options)
+    if client.auth is None:
+        raise _UsageError(f"{server.name} has a static Authorization header or \"oauth\": false")
+    disc = await client.auth.login(scope=args.scope)
+    out.note(f"mcpmini: logged in to {server.name}: issuer {disc.issuer}; {_auth_state(client)}")
+    return 0
+
+
+async def _cmd_logout(args: Any, out: _Output) -> int:
+    server = _resolve_server(args.server, args)
+    if not server.url:
+        raise _UsageError(f"{args.server!r} is not an HTTP server")
+    url = _canonical_url(server.url)
+    with _TokenStore(_oauth_store_path()).locked() as data:
+        index = data["servers"].pop(url, None)
+        if not isinstance(index, dict):
+            out.note(f"mcpmini: {server.name}: not logged in")
+            return 0
+        data["tokens"].pop(f"{index.get('issuer')} {index.get('resource')}", None)
+        if args.forget_client:
+            data["clients"].pop(index.get("issuer"), None)
+    out.note(f"mcpmini: logged out of {server.name}")
     return 0
 
 
@@ -4652,7 +5718,7 @@ def main(argv: list[str] | None = None) -> int:
         root.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError("a command is needed: info, servers, tools, call, resources, templates, "
-                              "read, prompts, prompt, trust, ask (see: mcpmini --help)")
+                              "read, prompts, prompt, trust, login, logout, ask (see: mcpmini --help)")
         if args.command == "trust":
             return _cmd_trust(args, out)
         return _run_main(_dispatch(args, out))

@@ -185,7 +185,7 @@ def test_servers_lists_name_transport_target_file_trust(cli, fake, work, user_co
     rows = sorted(line.split("\t") for line in r.out.splitlines())
     assert rows == [["mine", "stdio", "python3 srv.py 'a b'", str(user_config), "trusted"],
                     ["theirs", "sse", "https://example.invalid/mcp", str(work / ".mcp.json"),
-                     "NOT APPROVED (mcpmini trust)"]]
+                     "NOT APPROVED (mcpmini trust)", "not logged in"]]
 
 
 # -- Terminal safety ------------------------------------------------------------------------------

@@ -38,6 +38,8 @@ LIST_ONLY = {"initialize", "json-schema-ref-no-deref", "request-metadata"}
 # Scenarios whose server asks the client for input (legacy elicitation/create or MRTR).
 ELICITING = {"elicitation-sep1034-client-defaults", "sep-2322-client-request-state"}
 FOCAL_SCHEMA_TOOL = "json_schema_2020_12_tool"
+# The Client ID Metadata Document URL the suite expects (a constant of its CIMD scenarios).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
 ECHO_SCHEMA_TOOL = "json_schema_echo"
 
 
@@ -79,6 +81,28 @@ def answer_elicitation(params: dict) -> dict:
     return {"action": "accept", "content": content}
 
 
+def follow_in_browser(url: str) -> None:
+    """The "browser": the suite's authorization endpoint answers 302 to our redirect URI at once;
+    following it delivers the callback to mcpmini's own loopback listener."""
+    import urllib.request
+    log.info("browser opens %s", url.split("?")[0])
+    with urllib.request.urlopen(url, timeout=REQUEST_TIMEOUT) as resp:
+        resp.read()
+
+
+def auth_options(scenario: str, context: dict) -> dict:
+    """OAuth settings for an auth/* scenario: tokens in memory, the CIMD URL, a pre-registered
+    client from the context, the browser step done by following the redirect."""
+    options: dict[str, Any] = {"store": None, "interactive": True, "open_browser": follow_in_browser,
+                               "client_metadata_url": CIMD_URL, "callback_port": 0}
+    if context.get("client_id"):
+        options["client_id"] = context["client_id"]
+        options["client_secret"] = context.get("client_secret")
+    if scenario == "auth/client-credentials-basic":
+        options["grant"] = "client_credentials"
+    return options
+
+
 def era_for(version: str | None) -> str:
     """Map the suite's spec revision to mcpmini's `protocol` argument."""
     if version and version >= mcpmini.MODERN_VERSION:
@@ -99,6 +123,8 @@ async def run(url: str, scenario: str, context: dict, version: str | None) -> No
         options["accept_defaults"] = True  # exercises the library's own defaults filling
     elif scenario in ELICITING:
         options["on_elicit"] = answer_elicitation
+    if scenario.startswith("auth/"):
+        options["auth"] = auth_options(scenario, context)
     if "trace" in inspect.signature(mcpmini.Client).parameters:  # wire log for the report
         options["trace"] = lambda label, direction, message: log.debug(
             "%s %s", direction, json.dumps(message, ensure_ascii=False)[:2000])

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (client side, non-auth scenarios) against mcpmini.
+# Runs the official MCP conformance suite (client side, auth/* included) against mcpmini.
 #
-#   bash tests/conformance/run.sh [scenario ...]     # no argument: every non-auth client scenario
+#   bash tests/conformance/run.sh [scenario ...]     # no argument: every client scenario of each line
 #
 # Environment: PYTHON (default python3) runs the client; MCPMINI_PEERS_DIR (default
 # ~/.cache/mcpmini-peers) caches Node 22 and the pinned suites, installed from npm on first use;
@@ -21,6 +21,24 @@ SUITE_OLD=0.1.16           # cross-check of the 2025-11-25 line
 EXPECTED_NEW_2025="initialize tools_call elicitation-sep1034-client-defaults sse-retry json-schema-2020-12-preservation"
 EXPECTED_NEW_2026="tools_call request-metadata sep-2322-client-request-state http-standard-headers http-custom-headers http-invalid-tool-headers json-schema-ref-no-deref json-schema-2020-12-preservation"
 EXPECTED_OLD_2025="initialize tools_call elicitation-sep1034-client-defaults sse-retry"
+AUTH_2025="auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd
+ auth/scope-from-www-authenticate auth/scope-from-scopes-supported auth/scope-omitted-when-undefined
+ auth/scope-step-up auth/scope-retry-limit auth/token-endpoint-auth-basic auth/token-endpoint-auth-post
+ auth/token-endpoint-auth-none auth/pre-registration"
+AUTH_2026="$AUTH_2025 auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported
+ auth/authorization-server-migration auth/iss-supported auth/iss-not-advertised auth/iss-supported-missing
+ auth/iss-wrong-issuer auth/iss-unexpected auth/iss-normalized auth/metadata-issuer-mismatch"
+EXPECTED_NEW_2025="$EXPECTED_NEW_2025 $AUTH_2025"
+EXPECTED_NEW_2026="$EXPECTED_NEW_2026 $AUTH_2026"
+EXPECTED_OLD_2025="$EXPECTED_OLD_2025 $AUTH_2025"
+# Extension scenarios (not scored, listed by no spec version) that are run on the 2026 line:
+EXTENSIONS_RUN="auth/client-credentials-basic"
+# Extension scenarios (not scored, listed by no spec version) that are not run:
+SKIPPED_EXTENSIONS="auth/dpop:needs-ES256-signing-(not-in-the-stdlib)
+auth/dpop-nonce:needs-ES256-signing-(not-in-the-stdlib)
+auth/client-credentials-jwt:needs-ES256-signing-(not-in-the-stdlib)
+auth/wif-jwt-bearer:jwt-bearer-grant-not-implemented-yet
+auth/enterprise-managed-authorization:token-exchange-not-implemented-yet"
 ONLY=" $* "
 START=$SECONDS
 passed=0
@@ -61,8 +79,8 @@ fi
 CLI_NEW=$(npm_prefix @modelcontextprotocol/conformance "$SUITE_NEW")/node_modules/@modelcontextprotocol/conformance/dist/index.js
 CLI_OLD=$(npm_prefix @modelcontextprotocol/conformance "$SUITE_OLD")/node_modules/@modelcontextprotocol/conformance/dist/index.js
 
-listed() {  # <cli> <spec version> -> non-auth client scenarios, as the suite lists them
-    "$NODE" "$1" list --client --spec-version "$2" | awk '/^  - /{print $2}' | grep -v '^auth/' || true
+listed() {  # <cli> <spec version> -> client scenarios (auth/* included), as the suite lists them
+    "$NODE" "$1" list --client --spec-version "$2" | awk '/^  - /{print $2}' || true
 }
 
 summarize() {  # <checks.json> -> "passed total failures warnings", problem checks to stderr
@@ -78,13 +96,13 @@ for c in checks:
 EOF
 }
 
-run_one() {  # <cli> <label> <spec version> <scenario>
+run_one() {  # <cli> <label> <spec version, empty for an extension> <scenario>
     local cli=$1 label=$2 version=$3 scenario=$4
     local dir="$OUT/$label/${scenario//\//_}"
     mkdir -p "$dir"
     local rc=0
     (cd "$ROOT" && timeout 120 "$NODE" "$cli" client --command "$CLIENT_CMD" --scenario "$scenario" \
-        --spec-version "$version" -o "$dir") >"$dir/suite.log" 2>&1 || rc=$?
+        ${version:+--spec-version "$version"} -o "$dir") >"$dir/suite.log" 2>&1 || rc=$?
     local checks stats status
     checks=$(find "$dir" -name checks.json -print -quit)
     if [ -n "$checks" ]; then
@@ -127,8 +145,19 @@ run_line() {  # <cli> <label> <spec version> <expected scenarios>
 }
 
 echo "conformance logs: $OUT"
+for entry in $SKIPPED_EXTENSIONS; do
+    s=${entry%%:*}
+    if [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $s "* ]]; then
+        echo "SKIP extension $s: ${entry#*:}" | tr '-' ' ' | sed "s|$(tr '-' ' ' <<<"$s")|$s|"
+    fi
+done
 run_line "$CLI_NEW" 2025-11-25 2025-11-25 "$EXPECTED_NEW_2025"
 run_line "$CLI_NEW" 2026-07-28 2026-07-28 "$EXPECTED_NEW_2026"
+for s in $EXTENSIONS_RUN; do
+    if [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $s "* ]]; then
+        run_one "$CLI_NEW" extension "" "$s"
+    fi
+done
 run_line "$CLI_OLD" 2025-11-25@$SUITE_OLD 2025-11-25 "$EXPECTED_OLD_2025"
 
 for dir in ${failing_logs[@]+"${failing_logs[@]}"}; do
