@@ -1640,23 +1640,9 @@ class _StreamableHTTPTransport(_Transport):
     async def _post_quietly(self, message: JSON, headers: dict[str, str], body: bytes) -> None:
         """A notification or a response: 202 expected; only auth and transport failures raise."""
         what = str(message.get("method") or f"the reply to request {message.get('id')}")
-        try:
-            resp = await _auth_request(self.auth, "POST", self.url, headers, body=body,
-                                       timeout=self.timeout, pool=self.pool)
-        except ConnectionClosed as exc:
-            raise ConnectionClosed(f"{self.label}: {exc}") from None
-        try:
-            if resp.status in (401, 403):
-                raise _auth_error(self.label, resp, self.url, headers)
-            data = await resp.read()
-        finally:
-            resp.close()
-        if 200 <= resp.status < 300:
-            reply = _jsonrpc(data) if data.strip() else None
-            if reply is not None:  # not expected, but never lost
-                self.session.dispatch(reply)
-            return
-        log.warning("%s", _status_error(self.label, resp, self.url, data, f"POST {what}"))
+        resp, data = await _post_no_reply(self, self.url, headers, body)
+        if resp is not None:
+            log.warning("%s", _status_error(self.label, resp, self.url, data, f"POST {what}"))
 
     # One request ---------------------------------------------------------------------------
 
@@ -1902,6 +1888,30 @@ class _StreamableHTTPTransport(_Transport):
 # HTTP+SSE (2024-11-05) ---------------------------------------------------------------------
 
 
+async def _post_no_reply(transport: Any, url: str, headers: dict[str, str],
+                         body: bytes) -> tuple[_HTTPResponse | None, bytes]:
+    """POST a message that expects no reply in its answer (202). A JSON-RPC body that comes
+    anyway is dispatched, never lost. Returns (None, b"") on success, else the failed answer;
+    401/403 and transport failures raise."""
+    try:
+        resp = await _auth_request(transport.auth, "POST", url, headers, body=body,
+                                   timeout=transport.timeout, pool=transport.pool)
+    except ConnectionClosed as exc:
+        raise ConnectionClosed(f"{transport.label}: {exc}") from None
+    try:
+        if resp.status in (401, 403):
+            raise _auth_error(transport.label, resp, url, headers)
+        data = await resp.read()
+    finally:
+        resp.close()
+    if 200 <= resp.status < 300:
+        reply = _jsonrpc(data) if data.strip() else None
+        if reply is not None:
+            transport.session.dispatch(reply)
+        return None, b""
+    return resp, data
+
+
 class _LegacySSETransport(_Transport):
     """The deprecated HTTP+SSE transport: GET an event stream, POST to the URL its
     ``endpoint`` event names (same origin only), read every reply from the stream."""
@@ -1976,21 +1986,9 @@ class _LegacySSETransport(_Transport):
         if self.endpoint is None or self._closing:
             raise ConnectionClosed(f"{self.label}: the HTTP+SSE connection is closed")
         headers = {"Accept": HTTP_ACCEPT, "Content-Type": "application/json", **self.headers}
-        try:
-            resp = await _auth_request(self.auth, "POST", self.endpoint, headers, body=_dumps(message),
-                                       timeout=self.timeout, pool=self.pool)
-        except ConnectionClosed as exc:
-            raise ConnectionClosed(f"{self.label}: {exc}") from None
-        try:
-            if resp.status in (401, 403):
-                raise _auth_error(self.label, resp, self.endpoint, headers)
-            data = await resp.read()
-        finally:
-            resp.close()
-        if 200 <= resp.status < 300:  # normally 202 "Accepted": the reply comes on the stream
-            reply = _jsonrpc(data) if data.strip() else None
-            if reply is not None:
-                self.session.dispatch(reply)
+        # normally 202 "Accepted": the reply comes on the stream
+        resp, data = await _post_no_reply(self, self.endpoint, headers, _dumps(message))
+        if resp is None:
             return
         if resp.status == 404:
             raise ConnectionClosed(f"{self.label}: the HTTP+SSE session is gone (POST answered 404)")
