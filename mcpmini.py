@@ -28,7 +28,7 @@ The era of a server is found like this::
                            ── any other error, {} or silence ──────► legacy: initialize
            (the answer is remembered per server in the user cache directory)
 
-Layout: constants · errors · JSON-RPC session · transports · client · config · agent · CLI
+Layout: constants · errors · JSON-RPC session · transports · auth · client · config · agent · CLI
 (``grep -n '^# -- ' mcpmini.py`` prints the table of contents).
 """
 from __future__ import annotations
