@@ -1778,18 +1778,9 @@ class _StreamableHTTPTransport(_Transport):
         headers = self._legacy_headers({"Accept": "text/event-stream", **self.headers,
                                         "Last-Event-ID": last_id})
         log.debug("%s: resuming the reply stream of %s after event %r", self.label, flight.method, last_id)
-        try:
-            resp = await _auth_request(self.auth, "GET", self.url, headers, timeout=None, pool=self.pool)
-        except ConnectionClosed as exc:
-            raise ConnectionClosed(f"{self.label}: resuming {flight.method}: {exc}") from None
-        if resp.status in (401, 403):
-            resp.close()
-            raise _auth_error(self.label, resp, self.url, headers)
-        if not 200 <= resp.status < 300 or resp.media_type != "text/event-stream":
-            resp.close()
-            raise ConnectionClosed(f"{self.label}: the reply stream of {flight.method} ended early and "
-                                   f"resuming it failed (GET answered HTTP {resp.status} {resp.reason})")
-        return resp
+        return await _get_event_stream(
+            self, headers, f"resuming {flight.method}",
+            f"the reply stream of {flight.method} ended early and resuming it failed")
 
     async def cancel(self, rid: int, reason: str) -> None:
         """Modern: closing the request's connection is the cancellation (no notification).
@@ -1888,6 +1879,25 @@ class _StreamableHTTPTransport(_Transport):
 # HTTP+SSE (2024-11-05) ---------------------------------------------------------------------
 
 
+async def _get_event_stream(transport: Any, headers: dict[str, str], doing: str,
+                            failure: str) -> _HTTPResponse:
+    """GET ``transport.url`` as an SSE stream; 401/403 raise AuthError, any other answer that
+    is not an event stream raises ConnectionClosed saying ``failure``."""
+    try:
+        resp = await _auth_request(transport.auth, "GET", transport.url, headers, timeout=None,
+                                   pool=transport.pool)
+    except ConnectionClosed as exc:
+        raise ConnectionClosed(f"{transport.label}: {doing}: {exc}") from None
+    if resp.status in (401, 403):
+        resp.close()
+        raise _auth_error(transport.label, resp, transport.url, headers)
+    if not 200 <= resp.status < 300 or resp.media_type != "text/event-stream":
+        resp.close()
+        raise ConnectionClosed(f"{transport.label}: {failure} (GET answered HTTP {resp.status} "
+                               f"{resp.reason}, {resp.media_type or 'no content type'})")
+    return resp
+
+
 async def _post_no_reply(transport: Any, url: str, headers: dict[str, str],
                          body: bytes) -> tuple[_HTTPResponse | None, bytes]:
     """POST a message that expects no reply in its answer (202). A JSON-RPC body that comes
@@ -1930,18 +1940,8 @@ class _LegacySSETransport(_Transport):
     async def open(self) -> None:
         """GET the stream and wait for its endpoint event (the Client bounds the wait)."""
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache", **self.headers}
-        try:
-            resp = await _auth_request(self.auth, "GET", self.url, headers, timeout=None, pool=self.pool)
-        except ConnectionClosed as exc:
-            raise ConnectionClosed(f"{self.label}: {exc}") from None
-        if resp.status in (401, 403):
-            resp.close()
-            raise _auth_error(self.label, resp, self.url, headers)
-        if not 200 <= resp.status < 300 or resp.media_type != "text/event-stream":
-            resp.close()
-            raise ConnectionClosed(
-                f"{self.label}: GET {_safe_url(self.url)} answered HTTP {resp.status} "
-                f"({resp.media_type or 'no content type'}): not an HTTP+SSE event stream")
+        resp = await _get_event_stream(self, headers, f"GET {_safe_url(self.url)}",
+                                       "not an HTTP+SSE event stream")
         self._ready = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read(resp))
         await self._ready
