@@ -4957,7 +4957,6 @@ class _Output:
 
     def __init__(self, json_mode: bool) -> None:
         self.json_mode = json_mode
-        self.tty_lock = threading.Lock()
 
     def result(self, text: str) -> None:
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
