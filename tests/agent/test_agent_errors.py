@@ -47,14 +47,14 @@ def test_retry_after_ms_wins_and_5xx_are_retried_twice():
 
 def test_retries_are_bounded():
     with ScriptedModel([raw(503, error("overloaded"))] * 5) as model:
-        with pytest.raises(mcpmini.RemoteError, match="HTTP 503: overloaded"):
+        with pytest.raises(mcpmini._ModelError, match="HTTP 503: overloaded"):
             agent(model.base_url)
     assert len(model.requests) == 1 + mcpmini.AGENT_RETRIES
 
 
 def test_500_is_retried_at_most_once():
     with ScriptedModel([raw(500, error("Jinja Exception: bad template", kind="server_error"))] * 3) as model:
-        with pytest.raises(mcpmini.RemoteError, match="Jinja Exception"):
+        with pytest.raises(mcpmini._ModelError, match="Jinja Exception"):
             agent(model.base_url)
     assert len(model.requests) == 2
 
@@ -67,16 +67,16 @@ def test_500_is_retried_at_most_once():
 ])
 def test_no_retry_for_quota_client_errors_or_when_the_server_says_so(reply):
     with ScriptedModel([reply, answer("never")]) as model:
-        with pytest.raises(mcpmini.RemoteError) as info:
+        with pytest.raises(mcpmini._ModelError) as info:
             agent(model.base_url)
     assert len(model.requests) == 1
     assert f"HTTP {reply['status']}" in str(info.value) and model.base_url in str(info.value)
-    assert mcpmini._error_kind(info.value) == "remote"
+    assert (info.value).kind == "remote"
 
 
 def test_404_names_the_model_and_the_url():
     with ScriptedModel([raw(404, b"404 page not found")]) as model:
-        with pytest.raises(mcpmini.RemoteError) as info:
+        with pytest.raises(mcpmini._ModelError) as info:
             agent(model.base_url)
     text = str(info.value)
     assert "404 page not found" in text and "'m'" in text and "/v1" in text
@@ -100,7 +100,7 @@ def test_401_and_403_are_auth_errors_with_the_key_masked(status):
     assert exc.status == status and exc.url == model.base_url + "/chat/completions"
     assert KEY not in str(exc) and "sk-…WXYZ" in str(exc)
     assert model.base_url in str(exc) and "Incorrect API key" in str(exc)
-    assert mcpmini.EXIT_CODES[mcpmini._error_kind(exc)] == 4
+    assert mcpmini.EXIT_CODES[(exc).kind] == 4
 
 
 def test_a_slow_endpoint_times_out():

@@ -170,7 +170,7 @@ def test_unknown_tool_name_and_schema_failures_are_errors_for_the_model(tmp_path
     unknown, invalid = model.bodies[1]["messages"][3:]
     assert unknown["content"].startswith("Error: there is no tool named 'fake_nope'")
     assert "fake_echo" in unknown["content"]
-    assert invalid["content"] == "Error: invalid arguments for fake_echo: missing required argument(s): city."
+    assert invalid["content"] == "Error: invalid arguments for fake_echo: missing required argument 'city' (string)."
     assert tool_calls_received(tmp_path) == []
     check_request(model.requests[1], stream=True, tools=True)
 
@@ -215,8 +215,8 @@ def test_max_steps_reached_is_an_agent_error(tmp_path):
     with ScriptedModel(script) as model:
         with pytest.raises(mcpmini.MCPError) as info:
             agent(model, [fake_client(tmp_path, [ECHO])], max_steps=2)
-    assert mcpmini._error_kind(info.value) == "agent"
-    assert mcpmini.EXIT_CODES[mcpmini._error_kind(info.value)] == 1
+    assert (info.value).kind == "agent"
+    assert mcpmini.EXIT_CODES[(info.value).kind] == 1
     assert "2 model request" in str(info.value) and "--max-steps" in str(info.value)
     assert len(model.requests) == 2
     assert len(tool_calls_received(tmp_path)) == 1   # the last step's calls are not run

@@ -90,7 +90,7 @@ def test_function_tool_keeps_the_description_within_1024_characters():
 
 def test_system_prompt_carries_each_servers_instructions_cut():
     text = mcpmini._system_prompt(None, [("weather", "Use metric."), ("big", "x" * 10_000)])
-    assert text.startswith(mcpmini._DEFAULT_SYSTEM)
+    assert text.startswith(mcpmini.AGENT_SYSTEM)
     assert "'weather'" in text and "Use metric." in text
     assert "x" * mcpmini.AGENT_MAX_INSTRUCTIONS in text
     assert "x" * (mcpmini.AGENT_MAX_INSTRUCTIONS + 1) not in text
@@ -110,8 +110,8 @@ SCHEMA = {"type": "object", "properties": {"city": {"type": "string"},
 @pytest.mark.parametrize("arguments, expected", [
     ({"city": "Hangzhou"}, None),
     ({"city": "Hangzhou", "days": 2.0, "unit": "C"}, None),
-    ({}, "missing required argument(s): city"),
-    ({"city": "x", "when": 1}, "unknown argument(s): when"),
+    ({}, "missing required argument 'city' (string)"),
+    ({"city": "x", "when": 1}, "unknown argument 'when'"),
     ({"city": 3}, "argument 'city' must be string"),
     ({"city": "x", "days": True}, "argument 'days' must be integer"),
     ({"city": "x", "unit": "K"}, "argument 'unit' must be one of"),

@@ -51,8 +51,8 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     monkeypatch.delenv("MCPMINI_CONFIG", raising=False)
     monkeypatch.delenv("PYTHONIOENCODING", raising=False)
     monkeypatch.chdir(tmp_path / "work")
-    if hasattr(mcpmini, "_SECRETS"):
-        monkeypatch.setattr(mcpmini, "_SECRETS", set())
+    if hasattr(mcpmini, "_secrets"):
+        monkeypatch.setattr(mcpmini, "_secrets", set())
     faulthandler.dump_traceback_later(TEST_DEADLINE, exit=True)
     yield tmp_path / "work"
     faulthandler.cancel_dump_traceback_later()

@@ -37,7 +37,7 @@ def http_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     yield tmp_path
-    mcpmini._DEFAULT_POOL.close()   # idle keep-alive connections of _http_request
+    mcpmini._default_pool.close()   # idle keep-alive connections of _http_request
 
 
 @pytest.fixture(autouse=True)

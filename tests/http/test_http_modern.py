@@ -308,11 +308,11 @@ def test_the_reader_does_not_outlive_a_request_never_cancelled_on_the_wire():
         async def go():
             transport = mcpmini._StreamableHTTPTransport(server.url(), label="t")
             session = mcpmini._Session(transport, label="t")
-            await transport.open()
+            await session.open()
             with pytest.raises(mcpmini.RequestTimeout):
                 await session.request("slow/thing", {}, timeout=0.3, cancellable=False)
             await asyncio.get_running_loop().run_in_executor(None, server.disconnected.wait, 10)
             assert not transport._flights
-            await transport.close()
+            await session.close()
         run(go())
         assert server.disconnected.is_set()
