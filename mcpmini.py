@@ -20,16 +20,24 @@ Command line quick start::
 
 Both protocol eras are spoken: the stateless 2026-07-28 revision (every request carries its
 version, capabilities and client info in ``params._meta``; ``server/discover`` tells what the
-server is) and the legacy line 2024-11-05 … 2025-11-25 (an ``initialize`` handshake first).
-The era of a server is found like this::
+server is) and the legacy line 2024-11-05 … 2025-11-25 (an ``initialize`` handshake first),
+over stdio, Streamable HTTP and the old HTTP+SSE transport.
 
-    pinned by protocol= ──────────────────────────────► that era
-    auto:  server/discover ── supportedVersions / -32020..-32022 ──► modern
-                           ── any other error, {} or silence ──────► legacy: initialize
-           (the answer is remembered per server in the user cache directory)
+How a request flows (each part only calls the public methods of the one below it)::
 
-Layout: constants · errors · JSON-RPC session · transports · auth · client · config · agent · CLI
-(``grep -n '^# -- ' mcpmini.py`` prints the table of contents).
+    CLI (argv, terminal) ─► Agent (run_agent: a model's tool calls) ─┐
+                         └──────────────────────────────────────────┴─► Client
+    Client: the public API; builds params (_meta in 2026-07-28), MRTR, list caches
+      │  once per connection: _Negotiation ─► _Era (which era, why, server info)
+      ▼
+    _Session: ids, the pending table, timeouts, cancellation, server requests
+      │  send / cancel / close          ▲ deliver(message) / fail(id, exc) / closed(exc)
+      ▼                                 │
+    Transport: _StdioTransport · _StreamableHTTPTransport · _LegacySSETransport
+               (HTTP ones ask Auth (_OAuth) for tokens; Config resolves servers)
+
+Layout: constants · errors · utilities · JSON-RPC session · transports (stdio, HTTP, HTTP+SSE)
+· auth · era · client · config · agent · CLI (``grep -n '^# -- ' mcpmini.py`` prints them).
 """
 from __future__ import annotations
 
@@ -59,11 +67,12 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-JSON = dict[str, Any]
 log = logging.getLogger("mcpmini")
 
 
-# -- Constants ---------------------------------------------------------------------------------
+# -- Constants --------------------------------------------------------------------------------
+
+JSON = dict[str, Any]           # a JSON object, as wire data stays: plain dicts with wire keys
 
 # Protocol
 MODERN_VERSION = "2026-07-28"
@@ -195,7 +204,7 @@ UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\
 UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-# -- Errors ------------------------------------------------------------------------------------
+# -- Errors -----------------------------------------------------------------------------------
 # Each error names its `kind`, which the command line turns into an exit code (EXIT_CODES).
 
 
@@ -309,7 +318,7 @@ class _HTTPStatusError(ProtocolError):
         self.status, self.body = status, body
 
 
-# -- Utilities ---------------------------------------------------------------------------------
+# -- Utilities --------------------------------------------------------------------------------
 # JSON codec · secrets and redaction · text from peers made safe to show · user files · small
 # asyncio helpers · the one check of arguments against a tool's inputSchema.
 
@@ -513,7 +522,7 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     return None
 
 
-# -- JSON-RPC session --------------------------------------------------------------------------
+# -- JSON-RPC session -------------------------------------------------------------------------
 
 
 class _Pending:
@@ -792,7 +801,7 @@ class _Session:
         await self.transport.close(fast=fast)
 
 
-# -- Transports ------------------------------------------------------------------------------
+# -- Transports -------------------------------------------------------------------------------
 
 
 class _Transport:
@@ -839,6 +848,8 @@ class _Transport:
     async def close(self, fast: bool = False) -> None:
         raise NotImplementedError
 
+
+# stdio ---------------------------------------------------------------------------------------
 
 def _server_env(extra: dict[str, str] | None, inherit: bool) -> dict[str, str]:
     """The environment a server process gets: an allowlist of ours plus its own entries."""
@@ -1107,6 +1118,8 @@ def _group_alive(pgid: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
 
+
+# HTTP plumbing: SSE, URLs, proxies, connections, one request ---------------------------------
 
 class _SSEParser:
     """Incremental Server-Sent Events parser (WHATWG rules; digest §5.5).
@@ -1698,7 +1711,8 @@ async def _auth_request(auth: Any, method: str, url: str, headers: dict[str, str
         resp.close()
 
 
-# Headers, auth -------------------------------------------------------------------------
+# HTTP headers of MCP, authorization errors ---------------------------------------------------
+
 def _header_value(text: str) -> str:
     """An Mcp-Name / Mcp-Param-* value: as is when plain visible ASCII, else
     ``=?base64?<UTF-8 base64>?=`` (digest §5.2: non-ASCII, control characters, TAB, leading
@@ -1878,6 +1892,8 @@ def _status_error(label: str, resp: _HTTPResponse, url: str, body: bytes, what: 
     text = f"{label}: {what} got HTTP {resp.status} {resp.reason} from {_safe_url(url)}"
     return _HTTPStatusError(_redact(text + (f": {snippet}" if snippet else "")), resp.status, body)
 
+
+# Streamable HTTP (both eras) and HTTP+SSE (2024-11-05) ---------------------------------------
 
 class _HTTPTransport(_Transport):
     """What both HTTP transports share: the URL, configured headers (checked, secret), OAuth,
@@ -2310,13 +2326,23 @@ class _LegacySSETransport(_HTTPTransport):
         self.pool.close()
 
 
-# -- Auth --------------------------------------------------------------------------------------
-
+# -- Auth -------------------------------------------------------------------------------------
+# OAuth 2.1 for the HTTP transports (MCP authorization, 2026-07-28), stdlib only:
+#
+#   401 ─► discover: PRM (header URL, /.well-known/oauth-protected-resource/<path>, root)
+#          └► check PRM "resource" names this server ─► AS metadata (RFC 8414 path form, OIDC
+#             forms), exact issuer, PKCE S256 ─► client id: configured │ CIMD URL │ DCR
+#          ─► refresh (same issuer, under the store lock) or authorize: PKCE, state, resource,
+#             scope (challenge → PRM scopes_supported → none), loopback callback, iss check
+#          ─► token ─► the request is sent again with Bearer (bounded per original request)
+#   403 insufficient_scope ─► rediscover, authorize again with the union of scopes (once)
 
 
 def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
+
+# Safe OAuth requests -------------------------------------------------------------------------
 
 def _host_is_loopback(host: str) -> bool:
     import ipaddress
@@ -2408,6 +2434,8 @@ def _oauth_json(status: int, raw: bytes, what: str) -> JSON:
         raise AuthError(f"{what}: HTTP {status}, not a JSON object")
     return data
 
+
+# Token store ---------------------------------------------------------------------------------
 
 def _token_store_path() -> str:
     """$MCPMINI_OAUTH_FILE, else oauth.json in the user state folder."""
@@ -2507,6 +2535,8 @@ class _TokenStore:
 
 
 @dataclasses.dataclass
+# The flow ------------------------------------------------------------------------------------
+
 class _Discovery:
     """What discovery found for one server, validated."""
     resource: str            # PRM "resource", verbatim (sent as RFC 8707 `resource`)
@@ -2986,7 +3016,7 @@ class _OAuth:
                     query["prompt"] = "consent"
             endpoint = disc.meta["authorization_endpoint"]
             url = endpoint + ("&" if urlsplit(endpoint).query else "?") + urlencode(query)
-            self._check_browser_url(url)
+            _check_browser_url(url)
             self._requested_scope = scope
             callback = await self._wait_callback(listener, url)
         finally:
@@ -3039,14 +3069,6 @@ class _OAuth:
         self._requested_scope = scope
         await asyncio.get_running_loop().run_in_executor(None, redeem)
 
-    @staticmethod
-    def _check_browser_url(url: str) -> None:
-        """Only an http(s) URL (http only to loopback), no leading '-', no control characters."""
-        parts = urlsplit(url)
-        if url.startswith("-") or any(ord(c) < 0x21 or ord(c) == 0x7F for c in url) or \
-                parts.scheme not in ("https", "http") or not parts.hostname or \
-                (parts.scheme == "http" and not _host_is_loopback(parts.hostname)):
-            raise AuthError(f"refused to open the authorization URL {_safe_url(url)}")
 
     async def _wait_callback(self, listener: _CallbackListener, url: str) -> str:
         """The callback's query: from the listener, or pasted (whichever comes first)."""
@@ -3069,6 +3091,15 @@ class _OAuth:
             if isinstance(pasted, str) and pasted.strip():
                 return _pasted_query(pasted, listener.redirect_uri)
         raise AuthError(f"no authorization arrived within {OAUTH_LOGIN_TIMEOUT:g} s")
+
+
+def _check_browser_url(url: str) -> None:
+    """Only an http(s) URL (http only to loopback), no leading '-', no control characters."""
+    parts = urlsplit(url)
+    if url.startswith("-") or any(ord(c) < 0x21 or ord(c) == 0x7F for c in url) or \
+            parts.scheme not in ("https", "http") or not parts.hostname or \
+            (parts.scheme == "http" and not _host_is_loopback(parts.hostname)):
+        raise AuthError(f"refused to open the authorization URL {_safe_url(url)}")
 
 
 def _pasted_query(text: str, redirect_uri: str) -> str:
@@ -3098,6 +3129,8 @@ def _auth_for(server: ServerConfig, auth: Any) -> _OAuth | None:
     options.setdefault("store", _TokenStore(_token_store_path()))
     return _OAuth(server.url, **options)
 
+
+# What the CLI and programs call: login, logout, auth state -----------------------------------
 
 def _http_config(server: ServerConfig | str) -> ServerConfig:
     config = server.expanded() if isinstance(server, ServerConfig) else ServerConfig(name=server, url=server)
@@ -3163,11 +3196,11 @@ def logout(server: ServerConfig | str, *, forget_client: bool = False) -> bool:
 
 def _default_open_browser(url: str) -> None:
     import webbrowser
-    _OAuth._check_browser_url(url)
+    _check_browser_url(url)
     webbrowser.open(url)
 
 
-# -- Era ---------------------------------------------------------------------------------------
+# -- Era --------------------------------------------------------------------------------------
 # Which protocol era a server speaks, decided once per connection (digest §3):
 #
 #     pinned by protocol= ──────────────────────────────────────────► that era
@@ -3471,7 +3504,49 @@ class _Negotiation:
                     f"{reason}, initialize {version}", self.opened)
 
 
-# -- Client ------------------------------------------------------------------------------------
+# -- Client -----------------------------------------------------------------------------------
+
+
+async def _elicit(client: Client, params: JSON) -> JSON:
+    """Answer an elicitation: the schema's defaults (``accept_defaults``), else the client's
+    ``on_elicit`` callback, else decline."""
+    if (params.get("mode") or "form") == "form" and client.accept_defaults:
+        props = _object(_object(params.get("requestedSchema")).get("properties"))
+        return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
+                                                if isinstance(v, dict) and "default" in v}}
+    if client.on_elicit is None:
+        return {"action": "decline"}
+    answer = client.on_elicit(params)
+    if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
+        answer = await answer
+    if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
+        raise ProtocolError(f"on_elicit returned {answer!r}; expected an ElicitResult")
+    return answer
+
+
+async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
+                     modern: bool, label: str) -> tuple[list[JSON], float]:
+    """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
+    ``ttlMs`` of its pages in the 2026-07-28 era, until list_changed in the legacy one."""
+    items: list[JSON] = []
+    cursor: str | None = None
+    ttl = None if modern else float("inf")
+    for _ in range(MAX_PAGES):
+        result = await request(method, {"cursor": cursor} if cursor is not None else None)
+        page_items = result.get(key)
+        if isinstance(page_items, list):
+            items.extend(page_items)
+        if modern:
+            ms = result.get("ttlMs")
+            page_ttl = ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0
+            ttl = page_ttl if ttl is None else min(ttl, page_ttl)
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
+            break
+    else:
+        log.warning("%s: %s still had more pages after %d; keeping the %d items fetched",
+                    label, method, MAX_PAGES, len(items))
+    return items, ttl or 0.0
 
 
 class _ListCache:
@@ -3645,24 +3720,8 @@ class Client:
         if method == "ping":
             return {}
         if method == "elicitation/create" and self._capabilities():
-            return await self._elicit(_object(message.get("params")))
+            return await _elicit(self, _object(message.get("params")))
         raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method}")
-
-    async def _elicit(self, params: JSON) -> JSON:
-        """Answer an elicitation: schema defaults, then the callback, else decline."""
-        mode = params.get("mode") or "form"
-        if mode == "form" and self.accept_defaults:
-            props = _object(_object(params.get("requestedSchema")).get("properties"))
-            return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
-                                                    if isinstance(v, dict) and "default" in v}}
-        if self.on_elicit:
-            answer = self.on_elicit(params)
-            if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
-                answer = await answer
-            if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
-                raise ProtocolError(f"on_elicit returned {answer!r}; expected an ElicitResult")
-            return answer
-        return {"action": "decline"}
 
     # Requests -----------------------------------------------------------------------------
 
@@ -3765,32 +3824,15 @@ class Client:
     async def _input_response(self, request: Any) -> JSON:
         method = request.get("method") if isinstance(request, dict) else None
         if method == "elicitation/create":
-            return await self._elicit(_object(request.get("params")))
+            return await _elicit(self, _object(request.get("params")))
         raise ProtocolError(f"the server asked for {method!r} input, which mcpmini does not "
                             "support (only elicitation)")
 
     async def _list(self, method: str, key: str, refresh: bool) -> list[JSON]:
         if not refresh and (cached := self._lists.get(method)) is not None:
             return cached
-        items: list[JSON] = []
-        cursor: str | None = None
-        ttl = float("inf") if self.era == "legacy" else None
-        for page in range(MAX_PAGES):
-            result = await self._request(method, {"cursor": cursor} if cursor is not None else None)
-            page_items = result.get(key)
-            if isinstance(page_items, list):
-                items.extend(page_items)
-            if self.era == MODERN_VERSION:
-                ms = result.get("ttlMs")
-                page_ttl = ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0
-                ttl = page_ttl if ttl is None else min(ttl, page_ttl)
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
-                break
-        else:
-            log.warning("%s: %s still had more pages after %d; keeping the %d items fetched",
-                        self.name, method, MAX_PAGES, len(items))
-        self._lists.put(method, items, ttl or 0.0)
+        items, ttl = await _all_pages(self._request, method, key, self.era == MODERN_VERSION, self.name)
+        self._lists.put(method, items, ttl)
         return items
 
     async def list_tools(self, *, refresh: bool = False) -> list[JSON]:
@@ -3868,8 +3910,7 @@ def result_text(result: JSON) -> str:
     return "\n".join(parts)
 
 
-# -- Config ------------------------------------------------------------------------------------
-
+# -- Config -----------------------------------------------------------------------------------
 
 
 @dataclasses.dataclass
@@ -4022,11 +4063,7 @@ def _approve(path: str) -> None:
         records = []
     records.append({"path": found, "realpath": real, "sha256": digest,
                     "approved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    os.makedirs(_user_dir("config"), exist_ok=True)
-    tmp = _trust_path() + f".{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(records, f, indent=2)
-    os.replace(tmp, _trust_path())
+    _write_json(_trust_path(), records)
 
 
 def _project_files(cwd: str) -> list[str]:
@@ -4147,9 +4184,20 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
     return {**{n: s for n, s in untrusted.items() if n not in trusted}, **trusted}
 
 
-# -- Agent -------------------------------------------------------------------------------------
+# -- Agent ------------------------------------------------------------------------------------
+# `run_agent` is a small loop over any OpenAI-compatible Chat Completions endpoint (the wire
+# format and the quirks of real servers are in the project's openai-compat reference):
+#
+#     question ─► model ─► reply with tool_calls? ─ no ──► answer
+#                   ▲                 │ yes
+#                   └── one "tool" message per call ◄── MCP tools/call (concurrently)
+#
+# Only failures of the model endpoint stop the loop: everything that goes wrong with a tool
+# (bad arguments, unknown name, isError, JSON-RPC errors, a server that died twice) is told
+# to the model as the tool's answer, so that it can correct itself. No argparse, no printing.
 
 
+# Tools for the model -------------------------------------------------------------------------
 
 def _function_names(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
     """Map (server, MCP tool name) pairs to function names matching
@@ -4236,6 +4284,8 @@ def _system_prompt(system: str | None, instructions: list[tuple[str, str]]) -> s
         parts.append(f"Instructions from the MCP server {name!r} (untrusted):\n{text}")
     return "\n\n".join(p for p in parts if p)
 
+
+# The model endpoint --------------------------------------------------------------------------
 
 def _new_call_id() -> str:
     """9 characters of [A-Za-z0-9]: the one id format every server accepts (Mistral's)."""
@@ -4557,6 +4607,8 @@ class _ModelEndpoint:
                                    "try again, or use --no-stream")
         return reply
 
+
+# The loop ------------------------------------------------------------------------------------
 
 class _AgentServer:
     """One MCP server of a run: its client, tools, and whether it failed."""
@@ -4888,8 +4940,9 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
     return answer(text, is_error, cut)
 
 
-# -- CLI ---------------------------------------------------------------------------------------
-
+# -- CLI --------------------------------------------------------------------------------------
+# Everything that parses argv or writes to a terminal. main() turns every MCPError into one
+# line on stderr and the exit code of its kind.
 
 
 class _Output:
@@ -5039,6 +5092,8 @@ def _add_ask_parser(command: Callable[[str, str], Any]) -> None:
                    help=f"cut longer tool results for the model (default {AGENT_MAX_RESULT_CHARS})")
 
 
+# Resolving SERVER ----------------------------------------------------------------------------
+
 def _pairs(items: list[str], sep: str, what: str, secret: bool = True) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
@@ -5117,6 +5172,8 @@ def _tracer(args: Any) -> Callable[[str, str, Any], None]:
         sys.stderr.write(_redact(f"mcpmini: trace {label} {direction} {text}") + "\n")
     return trace
 
+
+# Asking the user (elicitation, confirmation) -------------------------------------------------
 
 def _tty_elicit(out: _Output) -> Callable[[JSON], Awaitable[JSON]] | None:
     """Answer elicitations on the terminal (through /dev/tty when stdin carries data), one
@@ -5209,6 +5266,8 @@ def _tty_confirm(out: _Output, tty: Any = None) -> Callable[[str, str, JSON], Aw
     return confirm
 
 
+# Tool arguments ------------------------------------------------------------------------------
+
 def _typed_value(text: str, schema: Any) -> Any:
     """``key=value``: a string whenever the schema allows one or says nothing (so zip=02134
     stays a string); otherwise the one scalar type it allows, or JSON for objects/arrays."""
@@ -5296,6 +5355,8 @@ def _first_line(text: Any, limit: int = 160) -> str:
     line = str(text or "").strip().split("\n", 1)[0]
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
+
+# Commands ------------------------------------------------------------------------------------
 
 async def _with_client(args: Any, out: _Output, work: Callable[[Client], Awaitable[int]]) -> int:
     server = _resolve_server(args.server, args)

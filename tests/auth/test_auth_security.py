@@ -55,7 +55,7 @@ def test_auth_public_server_refuses_loopback_metadata(world: AuthWorld) -> None:
                                  "http://example.com/authorize", "https://a.example/\x1b[2J"])
 def test_auth_browser_url_checked(url: str) -> None:
     with pytest.raises(mcpmini.AuthError):
-        mcpmini._OAuth._check_browser_url(url)
+        mcpmini._check_browser_url(url)
 
 
 def test_auth_token_only_to_its_origin(world: AuthWorld) -> None:
