@@ -106,6 +106,30 @@ def fastmcp_cmd() -> list[str]:
     return need(peers.fastmcp_server_stdio)
 
 
+@pytest.fixture(scope="session")
+def py1_cmd() -> list[str]:
+    """argv of servers/py1_weather.py (Python SDK 1.x, legacy only) over stdio."""
+    return need(peers.py1_server_stdio)
+
+
+@pytest.fixture(scope="session")
+def fastmcp2_cmd() -> list[str]:
+    """argv of servers/fastmcp2_weather.py (FastMCP 2.x, legacy only) over stdio."""
+    return need(peers.fastmcp2_server_stdio)
+
+
+@pytest.fixture(scope="session")
+def ts1_cmd() -> list[str]:
+    """argv of servers/ts1_weather.mjs (TS SDK 1.x, legacy only) over stdio."""
+    return need(peers.ts1_server_stdio)
+
+
+@pytest.fixture(scope="session")
+def ts1_tools_only_cmd() -> list[str]:
+    """argv of servers/ts1_weather.mjs --tools-only: no resources or prompts capability."""
+    return need(peers.ts1_server_stdio, True)
+
+
 # -- HTTP peers: started once per session, stopped at its end -------------------------------------
 @pytest.fixture(scope="session")
 def http_peer() -> Iterator[Callable[..., peers.HTTPPeer]]:

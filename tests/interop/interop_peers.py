@@ -8,6 +8,8 @@ overrides), so a rerun reuses it and a fresh machine rebuilds it from the regist
     npm/<package>@<version>/  one `npm install --prefix` each, marker `.mcpmini-installed`
                               (<package> without '@', '/' as '-': modelcontextprotocol-server@2.4.0)
     venv-py3.X/               `python3.X -m venv` + pip pins, marker `.mcpmini-installed-<pin>`
+    venv-py3.X-sdk1/          the same for the Python SDK 1.x (mcp 1.30), never beside mcp 2.x
+    venv-py3.X-fastmcp2/      the same for FastMCP 2.14 on mcp 1.30
     locks/*.lock              fcntl locks: concurrent runs install each thing once
 
 Script:  python3 tests/interop/interop_peers.py      installs everything, prints the paths.
@@ -42,6 +44,59 @@ Observed behaviour with these pins (checked with raw JSON-RPC, independent of mc
 - fastmcp 4.2.3 wraps mcp 2.3.0, same wire behaviour; needs Python >= 3.11 (on 3.10 its venv
   uses another python3.1x from PATH); serverInfo.version is "4.2.3"; tools get `title` and
   `outputSchema`; prints a log line on stderr at start.
+
+Older SDK generations, legacy only (2024-11-05 ... 2025-11-25; `initialize` asking 2026-07-28 gets
+the counter-offer 2025-11-25 everywhere). "discover" below is a POST of server/discover with the
+2026 `_meta` keys and the headers Accept: application/json, text/event-stream, Content-Type:
+application/json, MCP-Protocol-Version: 2026-07-28, Mcp-Method: server/discover.
+- mcp 1.30.0 (`mcp.server.fastmcp.FastMCP`), servers/py1_weather.py; installs and runs on 3.10
+  and 3.13. serverInfo.version "1.30.0"; tools/call results carry `structuredContent`.
+  stdio: discover as the first message -> -32602 "Invalid request parameters" (data ""), and
+  `initialize` then works on the same process. Any unknown method makes the server log
+  `Failed to validate request: 31 validation errors for ClientRequest` (shared/session.py: the
+  request union is not discriminated, so every one of its 16 members fails): 94 stderr lines per
+  probe, 256 when `rich` is importable (mcp[cli]: RichHandler wraps at 80 columns); 85 without
+  params. Only methods 1.x knows stay quiet (`ping` -> {} before initialize; `tools/list` ->
+  -32602 "Received request before initialization was complete", 1 line).
+  Streamable HTTP (/mcp; errors are application/json with id "server-error", code -32600):
+  stateful (SSE or --json) discover -> 400 "Bad Request: Missing session ID", and that 400 carries
+  a fresh `mcp-session-id` header (a session made and dropped for that POST; so do GET/DELETE
+  without a session, 406s and parse errors). initialize -> 200 with `mcp-session-id` (32 hex
+  digits), text/event-stream (`event: message`, CRLF) or application/json with --json; discover
+  inside the session -> 200 -32602. GET without a session -> 400 as above; with it -> 200 SSE,
+  no priming event. DELETE with the session -> 200 empty; the next POST with it -> 404 "Session
+  not found". Stateless: discover -> 400 "Bad Request: Unsupported protocol version: 2026-07-28.
+  Supported versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25" (without the version
+  header: 200 -32602); no session header; GET -> 200 SSE stream that stays open; DELETE -> 405
+  "Method Not Allowed: Session termination not supported". Accept without text/event-stream ->
+  406 in SSE modes but 200 with --json (it needs only application/json; Accept of SSE alone ->
+  406); Content-Type text/plain -> 400 text "Invalid Content-Type header" (no content type);
+  bad JSON -> 400 -32700. HTTP+SSE (`sse`): POST or DELETE /sse -> 405 text/plain, Allow: HEAD,
+  GET; GET /sse -> `event: endpoint` data /messages/?session_id=<hex>. stderr: uvicorn access log.
+- fastmcp 2.14.7 on mcp 1.30.0 (servers/fastmcp2_weather.py, runs on 3.10 and 3.13): the same
+  wire behaviour as mcp 1.30 in every mode (same transport code); serverInfo.version "2.14.7";
+  capabilities add `tasks` (tools listChanged true; over HTTP prompts/resources too). Prints 8 lines of authlib deprecation
+  warnings at start; the same 94-line validation warning per stdio probe (no rich handler). On
+  stdio it exits at EOF without answering requests still in flight.
+- @modelcontextprotocol/sdk 1.32.2 + zod 4.1.12 (its peer dependency; zod ^3.25 || ^4.0), on
+  Node 22, servers/ts1_weather.mjs with the Express routing of the SDK's README
+  (createMcpExpressApp: express.json and a Host check). stdio: discover -> -32601 "Method not
+  found", nothing on stderr; results put `result` before `jsonrpc`; pipelined requests may be
+  answered before the initialize response. --tools-only: capabilities {"tools":{"listChanged":
+  true}} only, and resources/list, prompts/list -> -32601. Streamable HTTP (/mcp): stateful
+  discover -> 400 application/json {"code":-32000,"message":"Bad Request: No valid session ID
+  provided"}, id null (the app's own answer, before the transport; so is an unknown session id,
+  never 404); initialize -> 200 with `mcp-session-id` (a UUID), `event: message` SSE (LF, no
+  priming event) or application/json with enableJsonResponse; discover inside the session ->
+  200 -32601. GET/DELETE without a valid session -> 400 text/html "Invalid or missing session
+  ID"; GET with it -> 200 SSE; DELETE with it -> 200, then POSTs get the 400 above. Stateless
+  (a server + transport per POST): discover -> 400 -32000 "Bad Request: Unsupported protocol
+  version: 2026-07-28 (supported versions: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05,
+  2024-10-07)" id null (without the version header: 200 -32601); GET/DELETE -> 405 -32000
+  "Method not allowed.". Accept missing either type -> 406 -32000 even with JSON replies;
+  Content-Type text/plain -> 415 (stateless; stateful answers the no-session 400 first); bad
+  JSON -> 400 text/html from Express. HTTP+SSE (SSEServerTransport): POST/DELETE /sse -> 404
+  text/html "Cannot POST /sse"; GET /sse -> `event: endpoint` data /messages?sessionId=<uuid>.
 """
 
 from __future__ import annotations
@@ -68,6 +123,11 @@ CONFORMANCE_VERSIONS = ("0.2.0-alpha.12", "0.1.16")
 MCP_VERSION = "2.3.0"
 FASTMCP_VERSION = "4.2.3"
 FASTMCP_MIN_PYTHON = (3, 11)
+# Older SDK generations, each in a venv / npm prefix of its own (never beside the 2.x ones).
+MCP1_VERSION = "1.30.0"           # official Python SDK 1.x: mcp.server.fastmcp.FastMCP
+FASTMCP2_VERSION = "2.14.7"       # FastMCP 2.x, on mcp 1.x (it asks for mcp>=1.24,<2)
+FASTMCP2_MIN_PYTHON = (3, 10)
+TS_SDK1_VERSION = "1.32.2"        # @modelcontextprotocol/sdk: McpServer and the 1.x transports
 
 INSTALL_TIMEOUT = 900.0   # one npm/pip install; the registries are slow sometimes
 START_TIMEOUT = 60.0      # an HTTP peer until its port accepts connections
@@ -192,12 +252,32 @@ def ts_v2_server_stdio() -> list[str]:
     prefix = ts_server_prefix()
     # Node resolves bare ESM imports from the script's own folder, so the script runs from a copy
     # inside the prefix; it is refreshed whenever the source changes.
-    source = (SERVERS_DIR / "ts_weather.mjs").read_text(encoding="utf-8")
-    copy = prefix / "mcpmini-servers" / "ts_weather.mjs"
+    return [node22(), _script_in_prefix(prefix, "ts_weather.mjs")]
+
+
+def _script_in_prefix(prefix: Path, script: str) -> str:
+    """Copy servers/<script> into `prefix` (Node resolves bare ESM imports from the script's own
+    folder) unless the copy is current; return the copy's path."""
+    source = (SERVERS_DIR / script).read_text(encoding="utf-8")
+    copy = prefix / "mcpmini-servers" / script
     if not copy.is_file() or copy.read_text(encoding="utf-8") != source:
         copy.parent.mkdir(exist_ok=True)
         _write_atomic(copy, source)
-    return [node22(), str(copy)]
+    return str(copy)
+
+
+def ts_sdk1_prefix() -> Path:
+    """npm prefix holding the TS SDK 1.x (`@modelcontextprotocol/sdk`) and zod, its peer dependency."""
+    prefix = npm_prefix("@modelcontextprotocol/sdk", TS_SDK1_VERSION, (f"zod@{ZOD_VERSION}",))
+    _package_dir(prefix, "@modelcontextprotocol/sdk")
+    return prefix
+
+
+def ts1_server_stdio(tools_only: bool = False) -> list[str]:
+    """argv of servers/ts1_weather.mjs on the TS SDK 1.x over stdio (legacy only); `tools_only`
+    registers no resource and no prompt, so neither capability is declared."""
+    script = _script_in_prefix(ts_sdk1_prefix(), "ts1_weather.mjs")
+    return [node22(), script, "stdio", *(["--tools-only"] if tools_only else [])]
 
 
 def conformance_cli(version: str = CONFORMANCE_VERSIONS[0]) -> list[str]:
@@ -218,9 +298,10 @@ def _python_version(python: str) -> tuple[int, int] | None:
     return (int(parts[0]), int(parts[1])) if out.returncode == 0 and len(parts) == 2 else None
 
 
-def _venv(python: str, version: tuple[int, int], pins: list[str]) -> str:
-    """A venv of `python` (made by its own `-m venv`) holding `pins`; returns its interpreter."""
-    root = peers_dir() / f"venv-py{version[0]}.{version[1]}"
+def _venv(python: str, version: tuple[int, int], pins: list[str], flavour: str = "") -> str:
+    """A venv of `python` (made by its own `-m venv`) holding `pins`; returns its interpreter.
+    `flavour` names a separate venv (venv-py3.X-<flavour>) for pins that clash with the others."""
+    root = peers_dir() / f"venv-py{version[0]}.{version[1]}{'-' + flavour if flavour else ''}"
     exe = root / "bin" / "python"
 
     def done(pin: str) -> bool:
@@ -243,16 +324,21 @@ def _venv(python: str, version: tuple[int, int], pins: list[str]) -> str:
     return str(exe)
 
 
-def _fastmcp_python() -> tuple[str, tuple[int, int]]:
-    """An interpreter new enough for FastMCP 4: the running one, else a python3.1x on PATH."""
-    if sys.version_info[:2] >= FASTMCP_MIN_PYTHON:
+def _python_at_least(minimum: tuple[int, int], what: str) -> tuple[str, tuple[int, int]]:
+    """An interpreter of at least `minimum`: the running one, else a python3.1x on PATH."""
+    if sys.version_info[:2] >= minimum:
         return sys.executable, sys.version_info[:2]
     for name in ("python3.13", "python3.12", "python3.11", "python3"):
         found = shutil.which(name)
         version = _python_version(found) if found else None
-        if found and version and version >= FASTMCP_MIN_PYTHON:
+        if found and version and version >= minimum:
             return found, version
-    raise PeerError(f"fastmcp {FASTMCP_VERSION} needs Python >= 3.11 and none is on PATH")
+    raise PeerError(f"{what} needs Python >= {minimum[0]}.{minimum[1]} and none is on PATH")
+
+
+def _fastmcp_python() -> tuple[str, tuple[int, int]]:
+    """An interpreter new enough for FastMCP 4: the running one, else a python3.1x on PATH."""
+    return _python_at_least(FASTMCP_MIN_PYTHON, f"fastmcp {FASTMCP_VERSION}")
 
 
 def py_python() -> str:
@@ -269,6 +355,17 @@ def fastmcp_python() -> str:
     return _venv(python, version, [f"mcp=={MCP_VERSION}", f"fastmcp=={FASTMCP_VERSION}"])
 
 
+def py1_python() -> str:
+    """Interpreter of the venv venv-py3.X-sdk1 with the Python SDK 1.x (mcp==1.30.0)."""
+    return _venv(sys.executable, sys.version_info[:2], [f"mcp=={MCP1_VERSION}"], "sdk1")
+
+
+def fastmcp2_python() -> str:
+    """Interpreter of the venv venv-py3.X-fastmcp2 with fastmcp==2.14.7 on mcp==1.30.0."""
+    python, version = _python_at_least(FASTMCP2_MIN_PYTHON, f"fastmcp {FASTMCP2_VERSION}")
+    return _venv(python, version, [f"fastmcp=={FASTMCP2_VERSION}", f"mcp=={MCP1_VERSION}"], "fastmcp2")
+
+
 def py_server_stdio() -> list[str]:
     """argv of servers/py_weather.py (official Python SDK, dual era) over stdio."""
     return [py_python(), str(SERVERS_DIR / "py_weather.py"), "stdio"]
@@ -277,6 +374,16 @@ def py_server_stdio() -> list[str]:
 def fastmcp_server_stdio() -> list[str]:
     """argv of servers/fastmcp_weather.py over stdio."""
     return [fastmcp_python(), str(SERVERS_DIR / "fastmcp_weather.py"), "stdio"]
+
+
+def py1_server_stdio() -> list[str]:
+    """argv of servers/py1_weather.py (Python SDK 1.x, legacy only) over stdio."""
+    return [py1_python(), str(SERVERS_DIR / "py1_weather.py"), "stdio"]
+
+
+def fastmcp2_server_stdio() -> list[str]:
+    """argv of servers/fastmcp2_weather.py (FastMCP 2.x, legacy only) over stdio."""
+    return [fastmcp2_python(), str(SERVERS_DIR / "fastmcp2_weather.py"), "stdio"]
 
 
 # -- HTTP peers ----------------------------------------------------------------------------------
@@ -381,6 +488,53 @@ def fastmcp_server_http() -> HTTPPeer:
     return _start_http(lambda port: [python, script, "http", str(port)], "/mcp", name="fastmcp-http")
 
 
+def _http_flags(stateless: bool, json_response: bool) -> list[str]:
+    return (["--stateless"] if stateless else []) + (["--json"] if json_response else [])
+
+
+def py1_server_http(stateless: bool = False, json_response: bool = False) -> HTTPPeer:
+    """Start servers/py1_weather.py (Python SDK 1.x) over Streamable HTTP at .../mcp."""
+    python, script = py1_python(), str(SERVERS_DIR / "py1_weather.py")
+    flags = _http_flags(stateless, json_response)
+    return _start_http(lambda port: [python, script, "http", str(port), *flags], "/mcp",
+                       name="py1-http")
+
+
+def py1_server_sse() -> HTTPPeer:
+    """Start servers/py1_weather.py (Python SDK 1.x) on HTTP+SSE at .../sse."""
+    python, script = py1_python(), str(SERVERS_DIR / "py1_weather.py")
+    return _start_http(lambda port: [python, script, "sse", str(port)], "/sse", name="py1-sse")
+
+
+def fastmcp2_server_http(stateless: bool = False, json_response: bool = False) -> HTTPPeer:
+    """Start servers/fastmcp2_weather.py (FastMCP 2.x) over Streamable HTTP at .../mcp."""
+    python, script = fastmcp2_python(), str(SERVERS_DIR / "fastmcp2_weather.py")
+    flags = _http_flags(stateless, json_response)
+    return _start_http(lambda port: [python, script, "http", str(port), *flags], "/mcp",
+                       name="fastmcp2-http")
+
+
+def fastmcp2_server_sse() -> HTTPPeer:
+    """Start servers/fastmcp2_weather.py (FastMCP 2.x) on HTTP+SSE at .../sse."""
+    python, script = fastmcp2_python(), str(SERVERS_DIR / "fastmcp2_weather.py")
+    return _start_http(lambda port: [python, script, "sse", str(port)], "/sse", name="fastmcp2-sse")
+
+
+def ts1_server_http(stateless: bool = False, json_response: bool = False,
+                    tools_only: bool = False) -> HTTPPeer:
+    """Start servers/ts1_weather.mjs (TS SDK 1.x, StreamableHTTPServerTransport) at .../mcp:
+    stateful (a session id per initialize) or stateless (a server and transport per POST)."""
+    node, script = node22(), _script_in_prefix(ts_sdk1_prefix(), "ts1_weather.mjs")
+    flags = _http_flags(stateless, json_response) + (["--tools-only"] if tools_only else [])
+    return _start_http(lambda port: [node, script, "http", str(port), *flags], "/mcp", name="ts1-http")
+
+
+def ts1_server_sse() -> HTTPPeer:
+    """Start servers/ts1_weather.mjs on the TS SDK 1.x SSEServerTransport at .../sse."""
+    node, script = node22(), _script_in_prefix(ts_sdk1_prefix(), "ts1_weather.mjs")
+    return _start_http(lambda port: [node, script, "sse", str(port)], "/sse", name="ts1-sse")
+
+
 # -- Script --------------------------------------------------------------------------------------
 def install_all() -> dict[str, str]:
     """Install every peer; return a name -> command/path map (raises PeerError on the first failure)."""
@@ -391,6 +545,9 @@ def install_all() -> dict[str, str]:
         "ts_v2_server_stdio": " ".join(ts_v2_server_stdio()),
         "py_server_stdio": " ".join(py_server_stdio()),
         "fastmcp_server_stdio": " ".join(fastmcp_server_stdio()),
+        "py1_server_stdio": " ".join(py1_server_stdio()),
+        "fastmcp2_server_stdio": " ".join(fastmcp2_server_stdio()),
+        "ts1_server_stdio": " ".join(ts1_server_stdio()),
     }
     for version in CONFORMANCE_VERSIONS:
         found[f"conformance_cli {version}"] = " ".join(conformance_cli(version))
