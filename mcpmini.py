@@ -106,12 +106,17 @@ MAX_PAGES = 100                 # pagination cap: a server that loops its cursor
 MAX_INPUT_ROUNDS = 8            # MRTR: input_required rounds for one request
 MAX_VERSION_RETRIES = 2         # -32022 retries with a version from data.supported
 MAX_SERVER_REQUESTS = 16        # server requests answered at once; beyond, reading pauses
+# Requests that may be sent again when a connection broke after the request may have reached
+# the server: repeating them changes nothing. Anything else (tools/call!) could run twice.
+SAFE_TO_REPEAT = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
+                            "resources/read", "prompts/get", "server/discover", "ping"})
 
 # HTTP
 CONNECT_TIMEOUT = 10.0          # TCP connect + proxy CONNECT + TLS handshake
 MAX_REDIRECTS = 5
 SSE_RETRY_DEFAULT = 1.0         # before resuming a broken legacy SSE stream without `retry:`
-MAX_SSE_RESUMES = 5             # consecutive resumes that bring no new event id
+SSE_RETRY_MIN = 0.5             # a smaller `retry:` is raised to this (conformance uses 500 ms)
+MAX_SSE_RESUMES = 3             # reconnects in a row that deliver no message; the delay doubles
 POOL_IDLE_MAX = 4               # idle keep-alive connections kept per origin
 STREAM_DRAIN_TIMEOUT = 0.5      # reading a stream's end after the response, to reuse its connection
 HTTP_ACCEPT = "application/json, text/event-stream"   # spec: both media types, on every POST
@@ -172,6 +177,8 @@ ENV_ALLOWLIST = frozenset({
 })
 CONFIG_VARIABLE = re.compile(r"\$\$|\$\{(?P<name>[^}:]+(?::[^}-][^}]*)?)(?::-(?P<default>[^}]*))?\}")
 MIN_SECRET_LENGTH = 6           # shorter values ("info", "true") would redact ordinary words
+MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than this is refused
+MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
 
 # Agent
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -198,10 +205,15 @@ NOT_ECHOED = frozenset({"role", "content", "tool_calls", "refusal", "annotations
 # Command line
 EXIT_CODES = {"remote": 1, "tool": 1, "agent": 1, "usage": 2, "config": 2, "connection": 3,
               "protocol": 3, "auth": 4, "timeout": 124, "interrupted": 130}
-# Control characters a server or a model could use against a terminal: C0 (but newline and
-# tab), DEL, C1, and the bidi overrides that reorder what is shown.
-UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Characters a server or a model could use against a terminal or a reader: C0 controls (but
+# newline and tab), DEL, C1, and the invisible formatting characters (Unicode category Cf: bidi
+# overrides, zero-width characters, tag characters U+E0000-E007F...) that hide or reorder text.
+INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+             "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+             "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+UNSAFE_TEXT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
+UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f{INVISIBLE}]")
+HIDDEN_TEXT = re.compile(f"[{INVISIBLE}]")
 
 
 # -- Errors -----------------------------------------------------------------------------------
@@ -306,16 +318,22 @@ class _SessionExpired(ConnectionClosed):
     """Legacy Streamable HTTP answered 404 to a request that carried a session id."""
 
 
+class _NotSent(ConnectionClosed):
+    """The connection failed before the request could reach the server: sending it again on
+    a new connection cannot make it run twice."""
+
+
 class _StreamBroken(ConnectionClosed):
     """A 2026-07-28 reply stream ended before the response (spec: re-issue with a new id)."""
 
 
 class _HTTPStatusError(ProtocolError):
-    """An HTTP error status without a JSON-RPC body (an era signal while probing)."""
+    """An HTTP answer without a JSON-RPC body: an error status, or a 2xx of another media type
+    (an era signal while probing)."""
 
-    def __init__(self, message: str, status: int, body: bytes = b"") -> None:
+    def __init__(self, message: str, status: int, media_type: str = "") -> None:
         super().__init__(message)
-        self.status, self.body = status, body
+        self.status, self.media_type = status, media_type
 
 
 # -- Utilities --------------------------------------------------------------------------------
@@ -370,9 +388,12 @@ def _redact(text: str) -> str:
     return text
 
 
-def _visible(text: str) -> str:
-    """Text from a server or model, with every dangerous control character shown escaped."""
+def _visible(text: str, one_line: bool = False) -> str:
+    """Text from a server or model with every dangerous or invisible character shown escaped;
+    ``one_line`` escapes line breaks and tabs too (for names, which must not forge lines)."""
     text = text.replace("\r\n", "\n")
+    if one_line:
+        text = text.replace("\n", "\\n").replace("\t", "\\t")
     return UNSAFE_TEXT.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
@@ -402,6 +423,41 @@ def _write_json(path: str, data: Any) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1)
     os.replace(tmp, path)
+
+
+def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
+    """The bytes of a file the user named, read once; ConfigError when it is missing,
+    unreadable or larger than ``cap`` (never read whole into memory)."""
+    try:
+        with open(os.path.expanduser(path), "rb") as f:
+            data = f.read(cap + 1)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such {what}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    if len(data) > cap:
+        raise ConfigError(f"{path}: the {what} is larger than {cap >> 20} MiB, the most mcpmini "
+                          "reads (is it the right file?)")
+    return data
+
+
+def _check_private(path: str, what: str) -> None:
+    """Refuse a user file that grants access or steers behaviour (the trust store, the token
+    store) when someone else could have written it: writable by group or others, or owned by
+    another user — the file or its folder. ConfigError says how to fix it."""
+    if os.name != "posix":
+        return
+    for target in (path, os.path.dirname(os.path.abspath(path))):
+        try:
+            st = os.stat(target)
+        except FileNotFoundError:
+            continue
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            why = "owned by another user" if st.st_uid != os.getuid() else "writable by others"
+            mode = "700" if target != path else "600"
+            raise ConfigError(f"the {what} {target} is {why}, so it is not trusted; if it is "
+                              f"yours, fix it with: chmod {mode} {shlex.quote(target)} (and chown "
+                              "it to yourself), else delete it")
 
 
 def _consume(future: asyncio.Future) -> None:
@@ -876,6 +932,10 @@ class _StdioTransport(_Transport):
         self._drain_lock = asyncio.Lock()
         self._eof = asyncio.Event()
         self._closing = self._lost = False
+        # What the server writes on stderr while it answers the era probe (an SDK that does not
+        # know server/discover may log pages of validation errors): its first line is shown,
+        # the rest counted. None before the probe, [] after it.
+        self._probe_noise: list[int] | None = None
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
@@ -899,7 +959,11 @@ class _StdioTransport(_Transport):
     async def send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
         proc = self.proc
         if proc is None or proc.stdin is None or proc.stdin.is_closing():
-            raise ConnectionClosed(f"{self.label}: not connected")
+            raise _NotSent(f"{self.label}: not connected")
+        if message.get("method") == "server/discover" and self._probe_noise is None:
+            self._probe_noise = [0]
+        elif self._probe_noise and "method" in message:   # the probe was answered
+            self._end_probe_noise()
         try:
             proc.stdin.write(_dumps(message) + b"\n")
             # drain only when the pipe is backed up; one drainer at a time (3.10 asserts so)
@@ -909,7 +973,7 @@ class _StdioTransport(_Transport):
         except (BrokenPipeError, ConnectionResetError) as exc:
             with contextlib.suppress(Exception):  # collect the error asyncio keeps for us
                 await proc.stdin.wait_closed()
-            raise self._closed_error("the server closed its input") from exc
+            raise _NotSent(str(self._closed_error("the server closed its input"))) from exc
 
     async def _read_stdout(self) -> None:
         """Split lines ourselves: readline() has a 64 KiB limit, byte reads are slow."""
@@ -970,11 +1034,23 @@ class _StdioTransport(_Transport):
                 rest = lines.pop()[-8192:]
                 for raw in lines:
                     text = raw.decode("utf-8", "replace").rstrip("\r")[:2000]
-                    if text.strip():
-                        self.stderr_tail.append(text)
-                        server_log.info("%s: %s", self.label, text)
+                    if not text.strip():
+                        continue
+                    self.stderr_tail.append(text)
+                    if self._probe_noise:
+                        self._probe_noise[0] += 1
+                        if self._probe_noise[0] > 1:
+                            continue
+                    server_log.info("%s: %s", self.label, text)
             if rest.strip():
                 self.stderr_tail.append(rest.decode("utf-8", "replace")[:2000])
+
+    def _end_probe_noise(self) -> None:
+        if self._probe_noise and self._probe_noise[0] > 1:
+            logging.getLogger("mcpmini.server").info(
+                "%s: (%d more lines while it answered the era probe, server/discover, not shown)",
+                self.label, self._probe_noise[0] - 1)
+        self._probe_noise = []   # done: never again on this connection
 
     async def _watch_exit(self) -> None:
         """Watch the process, not only the pipe: a grandchild may hold stdout open."""
@@ -1398,7 +1474,7 @@ class _Exchange:
         self.conn: Any = None
         self.sock: Any = None
         self.resp: Any = None
-        self.aborted = self.released = self._busy = False
+        self.aborted = self.released = self._busy = self.idempotent = False
         self._lock = threading.Lock()
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -1455,12 +1531,14 @@ class _Exchange:
 
     # Blocking steps (on the exchange's thread) ------------------------------------------
 
-    def open(self, method: str, url: str, headers: dict[str, str], body: bytes | None) -> tuple[Any, str]:
+    def open(self, method: str, url: str, headers: dict[str, str], body: bytes | None,
+             idempotent: bool, redirects: bool) -> tuple[Any, str]:
         """Send the request, following redirects; the response with its headers read."""
         credentials = any(k.lower() not in PLAIN_HEADERS and not k.lower().startswith("mcp-param-")
                           for k in headers)
+        self.idempotent = idempotent or method in ("GET", "HEAD", "DELETE")
         try:
-            return self._open(method, url, headers, body, credentials)
+            return self._open(method, url, headers, body, credentials, redirects)
         except BaseException:
             with self._lock:
                 self.aborted = True
@@ -1468,11 +1546,11 @@ class _Exchange:
             raise
 
     def _open(self, method: str, url: str, headers: dict[str, str], body: bytes | None,
-              credentials: bool) -> tuple[Any, str]:
+              credentials: bool, redirects: bool) -> tuple[Any, str]:
         for hop in range(MAX_REDIRECTS + 1):
             resp = self._send(method, url, headers, body)
             location = resp.getheader("Location")
-            if resp.status not in (301, 302, 303, 307, 308) or not location:
+            if resp.status not in (301, 302, 303, 307, 308) or not location or not redirects:
                 return resp, url
             target = urljoin(url, location.strip())
             where = f"{method} {_safe_url(url)} was redirected ({resp.status}) to {_safe_url(target)}"
@@ -1507,7 +1585,7 @@ class _Exchange:
             headers.update(proxy[2])
         for attempt in (0, 1):
             conn = self.pool.get(key)
-            reused = conn is not None
+            reused, sent = conn is not None, False
             if conn is None:
                 conn = self._new_connection(scheme, host, port, proxy)
             with self._lock:
@@ -1524,6 +1602,7 @@ class _Exchange:
                     if aborted:
                         raise ConnectionClosed("the HTTP exchange was closed")
                     conn.sock.settimeout(None)  # deadlines are kept by the loop (abort)
+                sent = True   # from here on, the server may have the request
                 conn.request(method, target, body=body, headers=headers)
                 resp = conn.getresponse()
             except MCPError:
@@ -1533,13 +1612,18 @@ class _Exchange:
                 conn.close()
                 if self.aborted:
                     raise ConnectionClosed("the HTTP exchange was closed") from None
-                # The server may close an idle keep-alive connection just as we reuse it.
-                if reused and attempt == 0 and isinstance(exc, ConnectionError):
+                # The server may close an idle keep-alive connection just as we reuse it (the
+                # pool checked it just before); the request may have reached it all the same,
+                # so only a request that is safe to repeat goes again.
+                if reused and attempt == 0 and isinstance(exc, ConnectionError) and self.idempotent:
                     log.debug("%s %s: the reused connection failed (%s); retrying once on a new one",
                               method, _safe_url(url), exc)
                     continue
                 via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
-                raise ConnectionClosed(f"cannot reach {_safe_url(url)}{via}: {_os_reason(exc)}") from None
+                if not sent:
+                    raise _NotSent(f"cannot reach {_safe_url(url)}{via}: {_os_reason(exc)}") from None
+                raise ConnectionClosed(f"the connection to {_safe_url(url)}{via} broke before the "
+                                       f"answer: {_os_reason(exc)}") from None
             with self._lock:
                 self.resp = resp
             return resp
@@ -1673,17 +1757,24 @@ class _HTTPResponse:
 
 async def _http_request(method: str, url: str, *, headers: dict[str, str] | None = None,
                         body: bytes | None = None, timeout: float | None = DEFAULT_TIMEOUT,
-                        pool: _ConnectionPool | None = None) -> _HTTPResponse:
-    """One HTTP request on a dedicated thread; returns once the response headers arrived.
+                        pool: _ConnectionPool | None = None, idempotent: bool = False,
+                        redirects: bool = True) -> _HTTPResponse:
+    """One HTTP request; returns once the response headers arrived (``.status``, ``.reason``,
+    ``.headers``, ``.url`` after redirects, ``.media_type``; ``await .read(limit)``,
+    ``.chunks()``, ``.events()``; ``.close()`` when done, which keeps a fully read connection).
 
     ``timeout`` is a total deadline for the exchange, body reads included (RequestTimeout);
-    None means none (the caller cancels). Redirects, proxies and TLS as described at the top
-    of this section. Close the response when done.
+    None means none (the caller cancels). A POST that is not ``idempotent`` is never sent twice:
+    after a broken connection it fails with ConnectionClosed (_NotSent when it surely never
+    left). Redirects (unless ``redirects`` is False): http(s) only, at most MAX_REDIRECTS, POST
+    only on 307/308, and a request with credentials or configured headers only within its
+    origin. Proxies from the environment (HTTP(S)_PROXY, NO_PROXY), certificates from the
+    system store (SSL_CERT_FILE).
     """
     what = f"HTTP {method} {_safe_url(url)}"
     deadline = None if timeout is None else time.monotonic() + timeout
     exchange = _Exchange(pool or _default_pool)
-    step = exchange.call(exchange.open, method, url, dict(headers or {}), body)
+    step = exchange.call(exchange.open, method, url, dict(headers or {}), body, idempotent, redirects)
     try:
         resp, final_url = await (step if deadline is None else asyncio.wait_for(step, timeout))
     except asyncio.TimeoutError:
@@ -1890,7 +1981,7 @@ def _auth_error(label: str, resp: _HTTPResponse, url: str, headers: dict[str, st
 def _status_error(label: str, resp: _HTTPResponse, url: str, body: bytes, what: str) -> _HTTPStatusError:
     snippet = " ".join(body[:300].decode("utf-8", "replace").split())
     text = f"{label}: {what} got HTTP {resp.status} {resp.reason} from {_safe_url(url)}"
-    return _HTTPStatusError(_redact(text + (f": {snippet}" if snippet else "")), resp.status, body)
+    return _HTTPStatusError(_redact(text + (f": {snippet}" if snippet else "")), resp.status)
 
 
 # Streamable HTTP (both eras) and HTTP+SSE (2024-11-05) ---------------------------------------
@@ -2067,9 +2158,10 @@ class _StreamableHTTPTransport(_HTTPTransport):
     async def _exchange(self, flight: _Flight, headers: dict[str, str], body: bytes) -> None:
         try:
             resp = flight.response = await _auth_request(
-                self.auth, "POST", self.url, headers, body=body, timeout=None, pool=self.pool)
+                self.auth, "POST", self.url, headers, body=body, timeout=None, pool=self.pool,
+                idempotent=flight.method in SAFE_TO_REPEAT)
         except ConnectionClosed as exc:
-            raise ConnectionClosed(f"{self.label}: {exc}") from None
+            raise type(exc)(f"{self.label}: {exc}") from None
         status = resp.status
         if status in (401, 403):
             raise _auth_error(self.label, resp, self.url, headers)
@@ -2088,9 +2180,13 @@ class _StreamableHTTPTransport(_HTTPTransport):
             raise ProtocolError(f"{self.label}: the HTTP {status} reply to {flight.method}: {exc}") from None
         if reply is None:
             if 200 <= status < 300:
-                raise ProtocolError(f"{self.label}: {flight.method} got HTTP {status} with "
-                                    f"{resp.media_type or 'no content type'} instead of a JSON-RPC response")
+                raise _HTTPStatusError(f"{self.label}: {flight.method} got HTTP {status} with "
+                                       f"{resp.media_type or 'no content type'} instead of a JSON-RPC "
+                                       "response", status, resp.media_type or "no content type")
             raise _status_error(self.label, resp, self.url, data, flight.method)
+        if status >= 300 and isinstance(reply, dict) and "error" in reply and "method" not in reply:
+            reply["id"] = flight.rid   # an error status answers this POST, whatever id it names
+            # (Python SDK 1.x says "server-error", the TS SDK 1.x null)
         if not self._deliver(flight, reply):
             raise ProtocolError(f"{self.label}: the HTTP {status} reply to {flight.method} did not "
                                 f"answer it (request id {flight.rid})")
@@ -2472,7 +2568,11 @@ class _TokenStore:
         if self.path is None:
             return json.loads(json.dumps(self._memory))
         try:
-            if os.name != "nt" and os.stat(self.path).st_mode & 0o077:
+            _check_private(self.path, "OAuth token store")
+        except ConfigError as exc:
+            raise AuthError(str(exc)) from None
+        try:
+            if os.name != "nt" and os.stat(self.path).st_mode & 0o044:
                 log.warning("%s was readable by others: made it private (0600)", self.path)
                 os.chmod(self.path, 0o600)
             with open(self.path, encoding="utf-8") as f:
@@ -3249,6 +3349,13 @@ def _supported(exc: RemoteError) -> list[str]:
     return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
 
 
+def _not_mcp_http(exc: BaseException) -> str:
+    """What an HTTP answer that no MCP server would give was ("HTTP 405", "text/html"), or ""."""
+    if not isinstance(exc, _HTTPStatusError) or exc.status in (401, 403):
+        return ""
+    return exc.media_type or f"HTTP {exc.status}"
+
+
 def _object(value: Any) -> JSON:
     return value if isinstance(value, dict) else {}
 
@@ -3260,7 +3367,7 @@ class _Era:
     era: str                  # MODERN_VERSION or "legacy"
     version: str              # the protocol version spoken
     server_info: JSON
-    capabilities: JSON
+    capabilities: JSON | None # None: unknown (no server/discover)
     instructions: str | None
     why: str                  # for people: which answers led here
     transport: str            # the transport that worked: "stdio", "http" or "sse"
@@ -3274,9 +3381,10 @@ class _Negotiation:
 
     def __init__(self, open_session: Callable[[str], Awaitable[_Session]], *, kind: str,
                  protocol: str, cached: str | None, capabilities: JSON, timeout: float,
-                 label: str) -> None:
-        self.open_session, self.kind, self.protocol = open_session, kind, protocol
-        self.cached = cached if protocol == "auto" else None
+                 label: str, url: str | None = None) -> None:
+        self.open_session, self.kind, self.protocol, self.url = open_session, kind, protocol, url
+        # what an earlier run found is tried first in auto mode (HTTP+SSE also when pinned legacy)
+        self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
         self.capabilities, self.timeout, self.label = capabilities, timeout, label
         self.session: _Session | None = None
         self.opened = kind   # the kind of the current session
@@ -3298,9 +3406,10 @@ class _Negotiation:
     async def run(self) -> tuple[_Era, _Session]:
         kind = "sse" if self.cached == "sse" and self.kind == "http" else self.kind
         await self._open(kind)
-        if kind == "sse" or self.protocol == "legacy":
-            era = await self.initialize(reason="legacy era pinned" if self.protocol == "legacy"
-                                        else "HTTP+SSE transport")
+        if kind == "sse":
+            era = await self.initialize(reason="HTTP+SSE transport")
+        elif self.protocol == "legacy":
+            era = await self._legacy("legacy era pinned")
         elif self.protocol == MODERN_VERSION:
             era = await self._discover(pinned=True)
         elif self.cached in ("legacy", MODERN_VERSION):
@@ -3380,8 +3489,8 @@ class _Negotiation:
             return f"server/discover answered {exc.code}"
         if isinstance(exc, ConnectionClosed) and self.kind == "stdio":
             return "closed"
-        if isinstance(exc, _HTTPStatusError):
-            return f"server/discover got HTTP {exc.status}"
+        if _not_mcp_http(exc):   # an HTTP error status, an HTML page...: no modern evidence
+            return f"server/discover got {_not_mcp_http(exc)}"
         raise exc
 
     async def _legacy_after_probe(self, verdict: str) -> _Era:
@@ -3390,14 +3499,22 @@ class _Negotiation:
                                 "the client cannot fix")
         if verdict == "closed":
             return await self._legacy_restart("the server closed on server/discover")
+        return await self._legacy(f"{verdict}: legacy")
+
+    async def _legacy(self, reason: str) -> _Era:
+        """initialize on the current session; a stdio server that closed is started again for
+        it, and an HTTP endpoint that answers as no MCP server would is tried as HTTP+SSE (the
+        rule for legacy servers, pinned or found)."""
         try:
-            return await self.initialize(reason=f"{verdict}: legacy")
+            return await self.initialize(reason=reason)
         except ConnectionClosed as exc:
-            return await self._legacy_restart(f"{verdict}; the server then closed ({exc})")
-        except _HTTPStatusError as exc:
-            if exc.status in (400, 404, 405) and self.kind == "http":
-                return await self._sse_fallback(f"{verdict}; initialize got HTTP {exc.status}")
-            raise
+            if self.opened != "stdio":
+                raise
+            return await self._legacy_restart(f"{reason}; the server then closed ({exc})")
+        except ProtocolError as exc:
+            if self.opened != "http" or not _not_mcp_http(exc):
+                raise
+            return await self._sse_fallback(f"{reason}; initialize got {_not_mcp_http(exc)}")
 
     async def _legacy_restart(self, reason: str) -> _Era:
         """The probe upset the server (it died or refused initialize): start it again and
@@ -3408,7 +3525,17 @@ class _Negotiation:
 
     async def _sse_fallback(self, reason: str) -> _Era:
         log.info("%s: %s; trying HTTP+SSE", self.label, reason)
-        await self._open("sse")
+        try:
+            await self._open("sse")
+        except ConnectionClosed as exc:   # not an event stream either: say what to do
+            if "not an HTTP+SSE event stream" not in str(exc):
+                raise
+            url = _safe_url(self.url or "")
+            parts = urlsplit(url)
+            hint = ("check the URL" if parts.path.rstrip("/").endswith("/mcp") else "MCP servers "
+                    f"usually serve /mcp — try {urlunsplit((parts.scheme, parts.netloc, '/mcp', '', ''))}")
+            raise ConnectionClosed(f"no MCP endpoint at {url} ({reason.rpartition('got ')[2]}); "
+                                   f"{hint}") from None
         return await self.initialize(reason=f"{reason}: HTTP+SSE (2024-11-05)")
 
     # 2026-07-28 ---------------------------------------------------------------------------
@@ -3442,8 +3569,8 @@ class _Negotiation:
                     # Pinned modern: a server without server/discover can still be used.
                     log.info("%s: server/discover answered %s; continuing in the pinned era",
                              self.label, exc.code)
-                    return self._modern({"supportedVersions": [MODERN_VERSION]},
-                                        f"{reason}; no server/discover")
+                    era = self._modern({}, f"{reason}; no server/discover")
+                    return dataclasses.replace(era, capabilities=None)   # unknown
                 raise
             return await self._adopt_discover(result, reason)
         raise ProtocolError(f"{self.label}: server/discover kept answering -32022")
@@ -3524,6 +3651,50 @@ async def _elicit(client: Client, params: JSON) -> JSON:
     return answer
 
 
+def _maybe_ran(why: str, method: str) -> str:
+    return (f"{why}; the {method} request may or may not have run on the server, so it was not "
+            "sent again (sending it twice could run it twice)")
+
+
+def _checked_result(method: str, result: JSON, label: str) -> JSON:
+    """A tools/call, resources/read or prompts/get result, checked where it enters: a shape
+    that cannot be used fails the request with a ProtocolError naming the field."""
+    field, kind = {"tools/call": ("content", "content block"), "resources/read": ("contents", "contents entry"),
+                   "prompts/get": ("messages", "message")}[method]
+    items = result.get(field, [])
+    problem = "" if isinstance(items, list) else f"its {field} is not a list"
+    for i, item in enumerate(items if not problem else []):
+        if not isinstance(item, dict):
+            problem = f"{field}[{i}] is not an object"
+        elif method == "prompts/get" and not isinstance(item.get("content"), dict):
+            problem = f"{field}[{i}] has no content object"
+        if problem:
+            break
+    if problem:
+        raise ProtocolError(f"{label}: the {method} result cannot be used: {problem} "
+                            f"(a {kind} is a JSON object): {_json_text(items, None)[:120]}")
+    return result
+
+
+def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
+    """The entries of a list that can be used; each other one is skipped with a warning."""
+    key = {"resources/list": "uri", "resources/templates/list": "uriTemplate"}.get(method, "name")
+    kept = []
+    for item in items:
+        if not isinstance(item, dict):
+            problem = "is not an object"
+        elif not isinstance(item.get(key), str) or not item[key]:
+            problem = f"has no {key}"
+        elif method == "tools/list" and not isinstance(item.get("inputSchema", {}), dict):
+            problem = "has an inputSchema that is not an object"
+        else:
+            kept.append(item)
+            continue
+        log.warning("%s: skipped a %s entry that %s: %s", label, method, problem,
+                    _json_text(item, None)[:120])
+    return kept
+
+
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
                      modern: bool, label: str) -> tuple[list[JSON], float]:
     """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
@@ -3533,9 +3704,11 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
     ttl = None if modern else float("inf")
     for _ in range(MAX_PAGES):
         result = await request(method, {"cursor": cursor} if cursor is not None else None)
-        page_items = result.get(key)
-        if isinstance(page_items, list):
-            items.extend(page_items)
+        page_items = result.get(key, [])
+        if not isinstance(page_items, list):
+            raise ProtocolError(f"{label}: the {method} result cannot be used: its {key} is not a "
+                                f"list: {_json_text(page_items, None)[:120]}")
+        items.extend(_usable(method, page_items, label))
         if modern:
             ms = result.get("ttlMs")
             page_ttl = ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0
@@ -3627,7 +3800,7 @@ class Client:
     protocol_version = property(lambda self: self._era.version if self._era else None)
     era_reason = property(lambda self: self._era.why if self._era else "")
     server_info = property(lambda self: self._era.server_info if self._era else {})
-    capabilities = property(lambda self: self._era.capabilities if self._era else {})
+    capabilities = property(lambda self: (self._era.capabilities if self._era else None) or {})
     instructions = property(lambda self: self._era.instructions if self._era else None)
     transport = property(lambda self: self._era.transport if self._era else self.server.transport)
     connected = property(lambda self: self._session is not None and not self._session.closed,
@@ -3679,7 +3852,8 @@ class Client:
         cached = self._era_cache.get(key) if self._era_cache else None
         self._negotiation = _Negotiation(
             self._open_session, kind=self.server.transport, protocol=self.protocol, cached=cached,
-            capabilities=self._capabilities(), timeout=self.timeout, label=self.name)
+            capabilities=self._capabilities(), timeout=self.timeout, label=self.name,
+            url=self.server.url)
         try:
             self._era, self._session = await asyncio.wait_for(self._negotiation.run(), self.timeout)
         except asyncio.TimeoutError:
@@ -3691,7 +3865,7 @@ class Client:
             if cached and self._era_cache:
                 self._era_cache.put(key, None)
             raise
-        if self._era_cache and self.protocol == "auto":
+        if self._era_cache:   # what a pinned run learned helps an auto run too
             self._era_cache.put(key, "sse" if self._era.transport == "sse" else self._era.era)
 
     async def close(self, fast: bool = False) -> None:
@@ -3747,10 +3921,10 @@ class Client:
             try:
                 result = await self._session.request(method, call_params, timeout=limit, headers=headers,
                                                      progress_token=progress, progress=self.on_progress)
-            except _StreamBroken:
-                if attempt:
-                    raise
-                log.info("%s: %s; sending it again as a new request", self.name, method)
+            except _StreamBroken as exc:
+                if attempt or method not in SAFE_TO_REPEAT:   # never run twice
+                    raise ConnectionClosed(_maybe_ran(str(exc), method)) from None
+                log.info("%s: %s; sending it again as a new request", self.name, exc)
                 continue
             except _SessionExpired:
                 if attempt:
@@ -3780,15 +3954,19 @@ class Client:
         return result
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
-        """tools/call, prompts/get, resources/read: progress, MRTR rounds, reconnect-once."""
+        """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with
+        ``reconnect`` a lost connection started again once, the request sent again only when
+        that cannot run it twice."""
         session = self._session
         try:
-            return await self._mrtr(method, params, timeout)
+            return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
         except ConnectionClosed as exc:
             if isinstance(exc, _SessionExpired) or session is None:
                 raise
             await self._reconnect(session, exc)
-        return await self._mrtr(method, params, timeout)
+            if method not in SAFE_TO_REPEAT and not isinstance(exc, _NotSent):
+                raise ConnectionClosed(_maybe_ran(f"{exc}; reconnected for what comes next", method)) from exc
+        return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
 
     async def _reconnect(self, lost: _Session, exc: ConnectionClosed) -> None:
         """Reconnect once per client (spec: a client SHOULD restart a stdio server that
@@ -3829,6 +4007,9 @@ class Client:
                             "support (only elicitation)")
 
     async def _list(self, method: str, key: str, refresh: bool) -> list[JSON]:
+        capabilities = self._era.capabilities if self._era else None
+        if capabilities is not None and method.partition("/")[0] not in capabilities:
+            return []   # not offered: nothing to ask (as the Inspector shows it)
         if not refresh and (cached := self._lists.get(method)) is not None:
             return cached
         items, ttl = await _all_pages(self._request, method, key, self.era == MODERN_VERSION, self.name)
@@ -4033,35 +4214,32 @@ def _trust_path() -> str:
     return os.path.join(_user_dir("config"), "trusted.json")
 
 
-def _file_identity(path: str) -> tuple[str, str, str]:
-    """(path as found, real path, SHA-256 of the exact bytes)."""
-    with open(path, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    return os.path.abspath(path), os.path.realpath(path), digest
-
-
-def _is_trusted(path: str) -> bool:
-    """A project file is trusted when its path, real path and bytes were approved together:
-    an edited file, a copy elsewhere or a symlink to an approved file are not."""
+def _approvals() -> list[JSON]:
+    """The records of the trust store (ConfigError when others could have written it)."""
+    _check_private(_trust_path(), "trust store")
     try:
-        found, real, digest = _file_identity(path)
         with open(_trust_path(), encoding="utf-8") as f:
             records = json.load(f)
     except (OSError, ValueError):
-        return False
-    return any(isinstance(r, dict) and r.get("path") == found and r.get("realpath") == real
-               and r.get("sha256") == digest for r in records if isinstance(records, list))
+        return []
+    return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
 
 
-def _approve(path: str) -> None:
-    """Record a project file as approved (its path, real path and SHA-256)."""
-    found, real, digest = _file_identity(path)
-    try:
-        with open(_trust_path(), encoding="utf-8") as f:
-            records = [r for r in json.load(f) if isinstance(r, dict) and r.get("path") != found]
-    except (OSError, ValueError, TypeError):
-        records = []
-    records.append({"path": found, "realpath": real, "sha256": digest,
+def _is_trusted(path: str, digest: str) -> bool:
+    """A project file is trusted when its path, real path and bytes (``digest``: the SHA-256 of
+    exactly the bytes that were parsed) were approved together: an edited file, a copy
+    elsewhere or a symlink to an approved file are not."""
+    found, real = os.path.abspath(path), os.path.realpath(path)
+    return any(r.get("path") == found and r.get("realpath") == real and r.get("sha256") == digest
+               for r in _approvals())
+
+
+def _approve(path: str, digest: str) -> None:
+    """Record a project file as approved (its path, real path and the SHA-256 of the bytes
+    that were shown to the user)."""
+    found = os.path.abspath(path)
+    records = [r for r in _approvals() if r.get("path") != found]
+    records.append({"path": found, "realpath": os.path.realpath(path), "sha256": digest,
                     "approved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     _write_json(_trust_path(), records)
 
@@ -4070,19 +4248,19 @@ def _project_files(cwd: str) -> list[str]:
     return [p for p in (os.path.join(cwd, ".mcp.json"), os.path.join(cwd, "mcp.json")) if os.path.isfile(p)]
 
 
-def _parse_config(path: str) -> dict[str, ServerConfig]:
-    """Read one file (``mcpServers`` or VS Code's ``servers``); ConfigError on any problem."""
+def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
+    """Read one file (``mcpServers`` or VS Code's ``servers``) once: its servers, and the
+    SHA-256 of the very bytes parsed (what the trust gate compares); ConfigError on any problem."""
+    raw = _read_capped(path, "config file")
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except (OSError, ValueError, RecursionError) as exc:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (ValueError, RecursionError) as exc:
         raise ConfigError(f"{path}: not a readable JSON file: {exc}") from None
     servers = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise ConfigError(f"{path}: expected an object with \"mcpServers\" (or VS Code's \"servers\")")
-    return {name: _parse_entry(name, entry, path) for name, entry in servers.items()}
+    return ({name: _parse_entry(name, entry, path) for name, entry in servers.items()},
+            hashlib.sha256(raw).hexdigest())
 
 
 def _parse_entry(name: str, entry: Any, path: str) -> ServerConfig:
@@ -4167,13 +4345,13 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
             continue
         seen.add(real)
         try:
-            servers = _parse_config(path)
+            servers, digest = _parse_config(path)
         except ConfigError as exc:
             if origin == "explicit":
                 raise
             log.warning("%s; skipped", exc)
             continue
-        if origin == "project" and not _is_trusted(path):
+        if origin == "project" and not _is_trusted(path, digest):
             if servers:
                 log.warning("%s is not approved, so its servers (%s) are skipped; review it and "
                             "run: mcpmini trust %s", path, ", ".join(servers), shlex.quote(path))
@@ -5293,9 +5471,8 @@ def _typed_value(text: str, schema: Any) -> Any:
 
 def _read_text(path: str, what: str) -> str:
     try:
-        with open(os.path.expanduser(path), encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        return _read_capped(path, "file", MAX_FILE_ARGUMENT).decode("utf-8")
+    except (ConfigError, UnicodeDecodeError) as exc:
         raise _UsageError(f"{what}: cannot read {path}: {exc}") from None
 
 
@@ -5542,7 +5719,7 @@ def _cmd_trust(args: Any, out: _Output) -> int:
     path = args.file or next(iter(_project_files(os.getcwd())), None)
     if path is None:
         raise _UsageError("no .mcp.json or mcp.json in this directory; name the file: mcpmini trust FILE")
-    servers = _parse_config(path)
+    servers, digest = _parse_config(path)   # what is shown is what gets approved
     lines = [f"{path} ({os.path.realpath(path)}) defines {len(servers)} server(s):"]
     for s in servers.values():
         target = s.url or shlex.join([s.command or "", *s.args])
@@ -5577,7 +5754,7 @@ def _cmd_trust(args: Any, out: _Output) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             out.note("mcpmini: not approved")
             return EXIT_CODES["usage"]
-    _approve(path)
+    _approve(path, digest)
     out.note(f"mcpmini: approved {path}")
     return 0
 

@@ -46,26 +46,44 @@ def test_sequential_calls_use_one_connection(protocol):
     assert server.connections == warm <= (1 if protocol == "auto" else 2)
 
 
-def test_a_reused_connection_that_fails_is_retried_once_on_a_new_one():
-    seen = {}
-
+def _drop_second_request_on_first_connection(seen: dict):
     def handler(request):
         seen[request.conn] = seen.get(request.conn, 0) + 1
         if request.conn == 1 and seen[1] == 2:
-            return None   # the server drops the idle connection just as we reuse it
+            return None   # the server drops the connection after reading the request
         return Reply(200, b"ok")
+    return handler
 
-    with FakeHTTPServer(handler) as server:
+
+def test_a_reused_connection_that_fails_is_retried_once_when_the_request_is_safe_to_repeat():
+    with FakeHTTPServer(_drop_second_request_on_first_connection({})) as server:
         async def go():
             pool = mcpmini._ConnectionPool()
             try:
                 assert (await fetch("POST", server.url(), body=b"1", pool=pool))[:2] == (200, b"ok")
-                assert (await fetch("POST", server.url(), body=b"2", pool=pool))[:2] == (200, b"ok")
+                assert (await fetch("POST", server.url(), body=b"2", pool=pool,
+                                    idempotent=True))[:2] == (200, b"ok")
             finally:
                 pool.close()
         run(go())
     assert server.connections == 2 and server.dropped == 1
     assert [r.body for r in server.requests] == [b"1", b"2", b"2"]
+
+
+def test_a_post_that_may_have_reached_the_server_is_never_sent_twice():
+    """Issue 12 item 3: the body was read, then the connection closed: it may have run."""
+    with FakeHTTPServer(_drop_second_request_on_first_connection({})) as server:
+        async def go():
+            pool = mcpmini._ConnectionPool()
+            try:
+                await fetch("POST", server.url(), body=b"1", pool=pool)
+                with pytest.raises(mcpmini.ConnectionClosed, match="broke before the answer") as info:
+                    await fetch("POST", server.url(), body=b"2", pool=pool)
+                assert not isinstance(info.value, mcpmini._NotSent)
+            finally:
+                pool.close()
+        run(go())
+    assert [r.body for r in server.requests] == [b"1", b"2"]
 
 
 def test_a_new_connection_that_fails_is_not_retried():
@@ -74,7 +92,7 @@ def test_a_new_connection_that_fails_is_not_retried():
 
     with FakeHTTPServer(handler) as server:
         async def go():
-            with pytest.raises(mcpmini.ConnectionClosed, match="cannot reach"):
+            with pytest.raises(mcpmini.ConnectionClosed, match="broke before the answer"):
                 await fetch("POST", server.url(), body=b"x", pool=mcpmini._ConnectionPool())
         run(go())
     assert len(server.requests) == 1
