@@ -314,6 +314,10 @@ class _ModelError(MCPError):
         self.delay: float | None = None
 
 
+class _EmptyStream(ConnectionClosed):
+    """A model's 200 event stream that ended before its first event: asked again unstreamed."""
+
+
 class _SessionExpired(ConnectionClosed):
     """Legacy Streamable HTTP answered 404 to a request that carried a session id."""
 
@@ -4546,25 +4550,37 @@ class _Reply:
         return calls
 
 
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def _error_text(raw: bytes) -> tuple[str, Any]:
-    """The message and code of an error body: error.message, error (a string), message,
+    """The message and code of an error body, as one line: error.message (else error.type),
+    error (a string), message, detail (FastAPI: a string, or a list of {loc, msg}),
     [0].error.message (Gemini's arrays), else the start of the text."""
     text = raw.decode("utf-8", "replace").strip()
     try:
         data = json.loads(text)
     except ValueError:
-        return text[:300] or "(empty body)", None
+        data = None
     if isinstance(data, list) and data and isinstance(data[0], dict):
         data = data[0]
+    message, code = text[:300] or "(empty body)", None
     if isinstance(data, dict):
-        error = data.get("error")
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"]), error.get("code")
-        if isinstance(error, str) and error:
-            return error, data.get("code")
-        if data.get("message"):
-            return str(data["message"]), data.get("code")
-    return text[:300], None
+        error, detail = data.get("error"), data.get("detail")
+        if isinstance(error, dict) and (error.get("message") or error.get("type")):
+            message, code = str(error.get("message") or error["type"]), error.get("code")
+        elif isinstance(error, str) and error:
+            message, code = error, data.get("code")
+        elif data.get("message"):
+            message, code = str(data["message"]), data.get("code")
+        elif isinstance(detail, list) and detail:    # pydantic: one entry per failed check
+            message = "; ".join(f"{'.'.join(map(str, d.get('loc') or ()))}: {d.get('msg')}"
+                                if isinstance(d, dict) else str(d) for d in detail[:3])
+            message += f" (and {len(detail) - 3} more)" if len(detail) > 3 else ""
+        elif detail:
+            message = str(detail)
+    return _one_line(message)[:1000], code
 
 
 def _is_error_body(data: Any) -> bool:
@@ -4621,12 +4637,18 @@ class _ModelEndpoint:
         if api_key:  # an empty Bearer is refused by servers started with --api-key
             self.headers["Authorization"] = f"Bearer {api_key}"
         self.stream_options = stream
+        # Sent with tools: llama-cpp-python takes a missing tool_choice for "none" and leaves
+        # the tools out of the prompt. None once the server refused it (vLLM, without auto
+        # tool choice enabled), for the rest of the run.
+        self.tool_choice: Any = "auto"
 
-    def body(self, messages: list[JSON], tools: list[JSON]) -> JSON:
+    def body(self, messages: list[JSON], tools: list[JSON], stream: bool) -> JSON:
         body: JSON = {"model": self.model, "messages": messages}
         if tools:  # "tools": [] is a 400 at OpenAI, DeepSeek and vLLM
             body["tools"] = tools
-        if self.stream:
+            if self.tool_choice is not None:
+                body["tool_choice"] = self.tool_choice
+        if stream:
             body["stream"] = True
             if self.stream_options:  # only with stream: true, or OpenAI and vLLM refuse it
                 body["stream_options"] = {"include_usage": True}
@@ -4636,24 +4658,36 @@ class _ModelEndpoint:
                        on_text: Callable[[str], Any] | None,
                        on_retry: Callable[[JSON], None]) -> _Reply:
         """One step. Retries 408/409/429/5xx and failed connections, but never once answer
-        text was handed to ``on_text``."""
-        attempt = 0
+        text was handed to ``on_text``; a 400 about ``stream_options`` or ``tool_choice`` once
+        without that field, and a stream that ended before its first event once unstreamed
+        (``on_retry`` with ``fallback`` set reports those)."""
+        attempt, stream = 0, self.stream
         while True:
             printed: list[bool] = [False]
             try:
                 return await asyncio.wait_for(
-                    self._once(self.body(messages, tools), on_text, printed), self.timeout)
+                    self._once(self.body(messages, tools, stream), on_text, printed), self.timeout)
             except asyncio.TimeoutError:
                 raise RequestTimeout(f"the model request to {self.shown}", self.timeout) from None
             except _ModelError as exc:
-                if (exc.status == 400 and self.stream_options and "stream_options" in str(exc)
-                        and not printed[0]):
-                    self.stream_options = False   # an old server: once more without it
+                field = ""
+                if exc.status == 400 and not printed[0]:
+                    if stream and self.stream_options and "stream_options" in str(exc):
+                        field, self.stream_options = "stream_options", False   # an old server
+                    elif (tools and self.tool_choice is not None
+                          and re.search(r"(?i)tool[ _-]?choice", str(exc))):
+                        field, self.tool_choice = "tool_choice", None
+                if field:
+                    on_retry({"fallback": field, "reason": f"{str(exc)}; asking again without {field}"})
                     continue
                 if (exc.delay is None or printed[0] or attempt >= AGENT_RETRIES
                         or exc.status == 500 and attempt >= 1):   # llama.cpp's template errors are 500s
                     raise
                 delay, why = exc.delay, f"HTTP {exc.status}"
+            except _EmptyStream as exc:
+                stream = False   # llama-cpp-python streams nothing when tools are offered
+                on_retry({"fallback": "stream", "reason": f"{exc}; asking again without streaming"})
+                continue
             except ConnectionClosed as exc:
                 if printed[0] or attempt >= AGENT_RETRIES:
                     raise
@@ -4719,13 +4753,13 @@ class _ModelEndpoint:
             data = json.loads(raw)
         except ValueError:
             raise ProtocolError(f"the model endpoint {self.shown} answered with something that is "
-                                f"not JSON: {raw[:200]!r}") from None
+                                f"not JSON: {_one_line(raw[:200].decode('utf-8', 'replace'))}") from None
         if _is_error_body(data):
             raise self._error_event(data)
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ProtocolError(f"the model endpoint {self.shown} answered without choices: "
-                                f"{raw[:200]!r}")
+                                f"{_one_line(raw[:200].decode('utf-8', 'replace'))}")
         reply = _Reply()
         message = choices[0].get("message")
         message = message if isinstance(message, dict) else {}
@@ -4744,8 +4778,9 @@ class _ModelEndpoint:
 
     async def _read_stream(self, response: Any, on_text: Callable[[str], Any] | None,
                            printed: list[bool]) -> _Reply:
-        reply = _Reply()
+        reply, events = _Reply(), 0
         async for kind, data, _id in response.events(_ChatSSEParser()):
+            events += 1
             if kind not in (None, "", "message", "error"):   # e.g. "ping": not ours
                 continue
             if data.strip() == "[DONE]":
@@ -4777,6 +4812,9 @@ class _ModelEndpoint:
                 on_text(piece)
             if choice.get("finish_reason"):
                 reply.finish_reason = choice["finish_reason"]
+        if not events:
+            raise _EmptyStream(f"the model endpoint {self.shown} ended its stream before its "
+                               "first event")
         if reply.finish_reason is None:
             # Ollama says nothing when it fails mid-stream; proxies cut connections. Either
             # way the calls may be partial: never run them.
@@ -4860,7 +4898,7 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
                     stream: bool = True, on_text: Callable[[str], Any] | None = None,
                     on_event: Callable[[str, JSON], Any] | None = None,
                     max_result_chars: int = AGENT_MAX_RESULT_CHARS,
-                    timeout: float = AGENT_MODEL_TIMEOUT) -> JSON:
+                    timeout: float = AGENT_MODEL_TIMEOUT, tool_choice: str = "auto") -> JSON:
     """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint,
     which may call the tools of the MCP servers in ``clients``; returns the transcript.
 
@@ -4872,14 +4910,18 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
     false answer tells the model the user declined. ``stream`` asks for Server-Sent Events;
     ``on_text(piece)`` receives the answer text as it arrives (never reasoning);
     ``on_event(kind, info)`` reports ``server_failed``, ``tool_call``, ``tool_result``,
-    ``server_lost``, ``retry`` and ``reply``. A tool result longer than ``max_result_chars`` is
-    cut for the model. ``timeout`` bounds each model request. Stops after ``max_steps`` model
-    requests with an error of kind ``agent``.
+    ``server_lost``, ``retry``, ``fallback`` (a request asked again without a field the server
+    refused, or unstreamed) and ``reply``. A tool result longer than ``max_result_chars`` is
+    cut for the model. ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``,
+    ``"required"``, ``"none"``, or a tool the model must call (its MCP name, ``server/tool``
+    or function name); after a step with calls it is ``"auto"``; a server that refuses the
+    field gets no more of it. Stops after ``max_steps`` model requests with an error of kind
+    ``agent``.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools``
     (function name -> server and MCP name), ``messages`` (as last sent, plus the answer),
-    ``steps`` (per model request: seconds, finish_reason, usage, retries, tool calls with
-    their results and seconds), ``usage`` and ``seconds``. An exception raised by the loop
+    ``steps`` (per model request: seconds, finish_reason, usage, retries and fallbacks, tool
+    calls with their results and seconds), ``usage`` and ``seconds``. An exception raised by the loop
     carries the transcript so far as ``.transcript``.
     """
     if max_steps < 1:
@@ -4904,7 +4946,7 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
                     f"{s.name}: {s.error}" for s in servers))
             await _agent_loop(question, usable, servers, endpoint, transcript, max_steps=max_steps,
                               system=system, confirm=confirm, on_text=on_text, on_event=on_event,
-                              max_result_chars=max_result_chars)
+                              max_result_chars=max_result_chars, tool_choice=tool_choice)
         except MCPError as exc:
             transcript["error"] = {"kind": exc.kind, "message": str(exc)}
             exc.transcript = transcript  # type: ignore[attr-defined]
@@ -4939,6 +4981,23 @@ def _offered_tools(usable: list[_AgentServer]) -> tuple[dict[str, tuple[str, str
     return aliases, specs, tools
 
 
+def _tool_choice(choice: str, aliases: dict[str, tuple[str, str]]) -> Any:
+    """``tool_choice`` as sent: a mode as it is; a tool (its function name, MCP name or
+    ``server/tool``) as the named-function object, with the function name the agent uses."""
+    if choice in ("auto", "required", "none"):
+        return choice
+    found = [a for a in aliases if a == choice] or [
+        a for a, (server, tool) in aliases.items() if choice in (tool, f"{server}/{tool}")]
+    if len(found) != 1:
+        import difflib
+        names = [t for _, t in aliases.values()] + [f"{s}/{t}" for s, t in aliases.values()]
+        close = difflib.get_close_matches(choice, names, 3, 0.5)
+        why = (f"names {len(found)} tools; name it as server/tool" if found else "is no offered "
+               "tool" + (f"; did you mean {', '.join(close)}?" if close else ""))
+        raise ConfigError(f"tool_choice {choice!r} {why} (or use auto, required or none)")
+    return {"type": "function", "function": {"name": found[0]}}
+
+
 def _history_arguments(calls: list[JSON]) -> list[tuple[JSON | None, str | None]]:
     """Parse each call's arguments, and leave a JSON object text in the history, even for calls
     that never run (Ollama answers 400 to broken JSON there)."""
@@ -4955,9 +5014,11 @@ async def _agent_loop(question: str, usable: list[_AgentServer], servers: list[_
                       endpoint: _ModelEndpoint, transcript: JSON, *, max_steps: int,
                       system: str | None, confirm: Callable[[str, str, JSON], Any] | None,
                       on_text: Callable[[str], Any] | None,
-                      on_event: Callable[[str, JSON], Any] | None, max_result_chars: int) -> None:
+                      on_event: Callable[[str, JSON], Any] | None, max_result_chars: int,
+                      tool_choice: str) -> None:
     by_name = {s.name: s for s in usable}
     aliases, specs, tools = _offered_tools(usable)
+    endpoint.tool_choice = _tool_choice(tool_choice, aliases)
     transcript["servers"] = {s.name: transcript["servers"].get(s.name) or
                              {"tools": [a for a, p in aliases.items() if p[0] == s.name]} for s in servers}
     transcript["tools"] = {alias: {"server": p[0], "tool": p[1]} for alias, p in aliases.items()}
@@ -4979,7 +5040,7 @@ async def _agent_loop(question: str, usable: list[_AgentServer], servers: list[_
 
         def on_retry(info: JSON, record: JSON = record) -> None:
             record["retries"].append(info)
-            _emit(on_event, "retry", **info)
+            _emit(on_event, "fallback" if "fallback" in info else "retry", **info)
 
         reply = await endpoint.complete(messages, tools, on_text, on_retry)
         record["seconds"] = round(time.monotonic() - began, 3)
@@ -4992,7 +5053,11 @@ async def _agent_loop(question: str, usable: list[_AgentServer], servers: list[_
         calls = reply.tool_calls()
         parsed = _history_arguments(calls)
         text = "".join(reply.text) or "".join(reply.refusal)
-        message: JSON = {"role": "assistant", "content": text or (None if calls else "")}
+        # Always a string: vLLM (chat_utils.py) takes a string, null or no content; Ollama
+        # (openai/openai.go) a string, or null/none only beside tool_calls (then it drops their
+        # ids); llama.cpp's server (server-common.cpp, chat.cpp) a string, null, or none beside
+        # tool_calls; llama-cpp-python only a string (null and none are HTTP 500s).
+        message: JSON = {"role": "assistant", "content": text}
         message.update(reply.extra)
         if calls:
             message["tool_calls"] = calls
@@ -5012,6 +5077,8 @@ async def _agent_loop(question: str, usable: list[_AgentServer], servers: list[_
                       confirm=confirm, on_event=on_event, max_result_chars=max_result_chars)
             for i, call in enumerate(calls)))
         record["tool_calls"] = [r for _, r in results]
+        if endpoint.tool_choice not in (None, "none"):   # a forced call was made: free to answer
+            endpoint.tool_choice = "auto"
         for server in usable:
             if server.failed:
                 transcript["servers"][server.name]["failed"] = server.failed
@@ -5268,6 +5335,9 @@ def _add_ask_parser(command: Callable[[str, str], Any]) -> None:
                    help="for endpoints that cannot stream: wait for whole replies")
     p.add_argument("--max-result-chars", type=int, default=AGENT_MAX_RESULT_CHARS, metavar="N",
                    help=f"cut longer tool results for the model (default {AGENT_MAX_RESULT_CHARS})")
+    p.add_argument("--tool-choice", default="auto", metavar="auto|required|none|TOOL",
+                   help="whether the model may (auto, the default), must (required) or must not "
+                   "(none) call tools, or which tool it must call (TOOL or SERVER/TOOL)")
 
 
 # Resolving SERVER ----------------------------------------------------------------------------
@@ -5824,6 +5894,8 @@ class _AnswerPrinter:
         elif kind == "retry":
             self.out.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
                           f"{info['attempt']} in {info['delay']:g} s")
+        elif kind == "fallback" and self.args.verbose:
+            self.out.note(f"mcpmini: {info['reason']}")
         elif kind == "tool_result" and self.args.verbose:
             state = "error" if info["is_error"] else "ok"
             self.out.note(f"mcpmini: {info.get('server')}/{info.get('tool')}: {state} in "
@@ -5858,7 +5930,7 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
             question, clients, model=model, base_url=base_url, api_key=api_key,
             max_steps=args.max_steps, system=args.system, confirm=confirm, stream=args.stream,
             on_text=printer.text, on_event=printer.event, max_result_chars=args.max_result_chars,
-            timeout=args.timeout or AGENT_MODEL_TIMEOUT)
+            timeout=args.timeout or AGENT_MODEL_TIMEOUT, tool_choice=args.tool_choice)
     except MCPError as exc:
         printer.end_line()
         if out.json_mode and isinstance(getattr(exc, "transcript", None), dict):

