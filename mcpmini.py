@@ -700,7 +700,7 @@ class _Session:
         """Send a request and wait for its result; raise RemoteError for an error reply.
         ``cancellable`` False: never cancelled on the wire (initialize, and the probe before it)."""
         if self.closed:
-            raise self.closed
+            raise _NotSent(str(self.closed))
         self._next_id += 1
         rid = self._next_id
         if progress_token:  # the request id doubles as the progress token
@@ -750,7 +750,7 @@ class _Session:
 
     async def _send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
         if self.closed:
-            raise self.closed
+            raise _NotSent(str(self.closed))
         if self.trace:
             self.trace(self.label, "->", message)
         await self.transport.send(message, headers)

@@ -115,10 +115,10 @@ def test_tool_choice_is_dropped_once_and_other_400s_are_not_retried(tmp_path, se
                                 "type": "invalid_request_error", "code": "invalid_function_parameters"}})
     first = raw(400, VLLM_AUTO) if second["kind"] == "raw" else other
     with ScriptedModel([first, second, answer("never")]) as model:
-        with pytest.raises(mcpmini.RemoteError) as info:
+        with pytest.raises(mcpmini._ModelError) as info:
             agent(model, [fake_client(tmp_path, [ECHO])])
     assert len(model.requests) == (2 if second["kind"] == "raw" else 1)
-    assert "HTTP 400" in str(info.value) and mcpmini._error_kind(info.value) == "remote"
+    assert "HTTP 400" in str(info.value) and info.value.kind == "remote"
 
 
 # The echoed assistant message ------------------------------------------------------------------
