@@ -100,6 +100,10 @@ class MCPHandler(BaseHTTPRequestHandler):
 
     server_version = "weather-demo/1.0"
     protocol_version = "HTTP/1.1"  # keep-alive: every reply carries Content-Length
+    # Each write leaves at once. With Nagle's algorithm on, a small write that follows another
+    # (the body after the headers, an SSE event after the last one) waits for the client's ACK
+    # of the first, which the client may delay by ~40 ms. And each reply is one write (see _send).
+    disable_nagle_algorithm = True
     # Shared by all requests of the process (handlers run in threads, hence the lock).
     sessions: dict[str, str] = {}            # legacy Mcp-Session-Id -> negotiated version
     sse_outboxes: dict[str, queue.Queue] = {}  # /sse session_id -> messages for that stream
@@ -117,8 +121,10 @@ class MCPHandler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        # end_headers() would send the headers by themselves: put the blank line and the body
+        # in http.server's header buffer instead, and the whole reply leaves in one write.
+        self._headers_buffer.append(b"\r\n" + body)
+        self.flush_headers()
 
     def _send_json(self, status: int, message: JSON | list[JSON],
                    headers: dict[str, str] | None = None) -> None:

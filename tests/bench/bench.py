@@ -2,7 +2,7 @@
 """Benchmark: mcpmini against the official Python SDK client (`mcp` 2.x), and both against the
 floor (floor.py, a bare synchronous stdlib loop doing the same wire work).
 
-    python3 tests/bench/bench.py [--runs N] [--only ROW,...] [--json PATH] [--peers]
+    python3 tests/bench/bench.py [--runs N] [--only ROW,...] [--json PATH] [--peers] [--baseline REV]
 
 One command on a clean machine: it installs its peers into ~/.cache/mcpmini-peers/ (env
 MCPMINI_PEERS_DIR overrides) — the TS SDK v2 server and Node 22 from npm through
@@ -19,6 +19,11 @@ CPU time (user + system, all its threads) per 1,000 calls: the server's share an
 load stay out of it. Results: one table on stdout, everything (samples, machine, versions) in
 tests/bench/results/latest.json. Timings are medians, "best" the fastest run; the load average
 is recorded because a busy machine moves every wall-clock figure.
+
+The example rows: sequential get_forecast calls against examples/weather_http_server.py (the
+server the README points HTTP users to), mcpmini and the floor (a bare http.client loop).
+`--baseline REV` also runs them against that git revision's copy of the example, interleaved
+with the current one, for a before/after (issue 20: `--only example --baseline <commit>`).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ BIG = 10_000_000          # bytes of the big tool result
 SEQ_CALLS = 500
 CONC_CALLS = 1000
 HTTP_CALLS = 60
+EXAMPLE_CALLS = 200
 
 
 # -- Peers ------------------------------------------------------------------------------------
@@ -306,7 +312,39 @@ def py_http_server(python: str, env: dict[str, str]):
             proc.wait()
 
 
-def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set[str] | None) -> tuple[list[dict], list[str]]:
+@contextlib.contextmanager
+def example_server(python: str, env: dict[str, str], examples: Path):
+    """weather_http_server.py from the folder `examples` on a free port; yields the URL it prints."""
+    proc = subprocess.Popen([python, str(examples / "weather_http_server.py"), "--port", "0"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env, text=True)
+    try:
+        url = proc.stdout.readline().strip()  # its first line; "" if it exited
+        if not url.startswith("http://"):
+            raise SystemExit(f"bench: {examples / 'weather_http_server.py'} printed no URL")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def examples_at(rev: str, into: Path) -> Path:
+    """The HTTP example (and the module it imports) as of git revision `rev`, in `into`."""
+    for name in ("weather_http_server.py", "weather_server.py"):
+        proc = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:examples/{name}"],
+                              capture_output=True, timeout=60)
+        if proc.returncode:
+            raise SystemExit(f"bench: git show {rev}:examples/{name}: {proc.stderr.decode().strip()}")
+        (into / name).write_bytes(proc.stdout)
+    return into
+
+
+def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set[str] | None,
+                baseline: str | None = None) -> tuple[list[dict], list[str]]:
     rows: list[dict] = []
     notes: list[str] = []
     mini, sdk, floor = [py, str(HERE / "bench_mcpmini.py")], [py, str(HERE / "bench_sdk.py")], [py, str(HERE / "floor.py")]
@@ -405,6 +443,27 @@ def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set
                             samples, "elapsed"))
             rows.append(row("http-big-memory", "one 10 MB SSE event: client peak RSS", "MB", "lower",
                             samples, "maxrss_mb"))
+
+    if want("example"):
+        has_http = bool(runner.once([*mini, "http-available"]).get("http"))
+        clients = {"mcpmini": mini, "floor": floor} if has_http else {"floor": floor}
+        with contextlib.ExitStack() as stack:
+            urls = {"": stack.enter_context(example_server(py, runner.env, ROOT / "examples"))}
+            if baseline:
+                folder = examples_at(baseline, Path(stack.enter_context(tempfile.TemporaryDirectory())))
+                urls[" before"] = stack.enter_context(example_server(py, runner.env, folder))
+            for era in ("modern", "legacy"):
+                label = "2026-07-28" if era == "modern" else "legacy"
+                say(f"sequential calls to examples/weather_http_server.py, {label}"
+                    + (f", and to its copy as of {baseline}" if baseline else ""))
+                samples = runner.alternate({who + tag: [*argv, "http-forecast", era, str(EXAMPLE_CALLS), url]
+                                            for tag, url in urls.items() for who, argv in clients.items()}, runs)
+                for tag in urls:
+                    measure = (f"sequential calls, examples/weather_http_server.py, {label}" if not tag
+                               else f"  the same, the example as of {baseline}")
+                    rows.append(row(f"example-{era}" + tag.replace(" ", "-"), measure, "calls/s", "higher",
+                                    {who: samples[who + tag] for who in clients}, "rate", EXAMPLE_CALLS,
+                                    note="floor: a bare http.client loop"))
     return rows, notes
 
 
@@ -479,10 +538,12 @@ def loadavg() -> list[float] | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per subject and row (default 5)")
-    parser.add_argument("--only", help="comma-separated row prefixes: import,oneshot,seq,conc,big,http")
+    parser.add_argument("--only", help="comma-separated row prefixes: import,oneshot,seq,conc,big,http,example")
     parser.add_argument("--json", type=Path, default=RESULTS / "latest.json", help="where to write the JSON")
     parser.add_argument("--peers", action="store_true",
                         help="install the peers, print the interpreter, server and environment used, exit")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="also measure the example rows against examples/ as of this git revision")
     args = parser.parse_args()
     began = time.monotonic()
 
@@ -501,7 +562,8 @@ def main() -> int:
     print(f"bench: {info['cpu']}, {info['cores']} cores, Python {info['python']}, Node {info['node']}, "
           f"load {load_before}", file=sys.stderr)
 
-    rows, notes = measure_all(py, server, runner, args.runs, set(args.only.split(",")) if args.only else None)
+    rows, notes = measure_all(py, server, runner, args.runs, set(args.only.split(",")) if args.only else None,
+                              args.baseline)
     sdk_import = next((r["sdk"]["median"] for r in rows if r["id"] == "import" and r["sdk"]["ok"]), None)
     for r in rows:
         for who in ("mcpmini", "sdk", "floor"):
@@ -513,7 +575,8 @@ def main() -> int:
                      "harder here; the ratios and the client CPU rows travel better")
     result = {
         "command": "python3 tests/bench/bench.py" + (f" --runs {args.runs}" if args.runs != 5 else "")
-                   + (f" --only {args.only}" if args.only else ""),
+                   + (f" --only {args.only}" if args.only else "")
+                   + (f" --baseline {args.baseline}" if args.baseline else ""),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
         "machine": info, "load_before": load_before, "load_after": loadavg(),
         "seconds": round(time.monotonic() - began, 1),
@@ -521,7 +584,8 @@ def main() -> int:
                                                text=True, env=runner.env).stdout.strip(),
                      "mcp": MCP_VERSION, **npm_versions(prefix), "ts_server_prefix": str(prefix),
                      "peers_found_by": found_by},
-        "sizes": {"seq_calls": SEQ_CALLS, "conc_calls": CONC_CALLS, "http_calls": HTTP_CALLS, "big_bytes": BIG},
+        "sizes": {"seq_calls": SEQ_CALLS, "conc_calls": CONC_CALLS, "http_calls": HTTP_CALLS,
+                  "example_calls": EXAMPLE_CALLS, "big_bytes": BIG},
         "runs": args.runs, "rows": rows, "targets": targets(rows), "notes": notes,
     }
     print()

@@ -59,6 +59,9 @@ async def run(mode: str, era: str, n: int, target: list[str]) -> tuple[float, fl
             assert [text_of(r) for r in results] == [f"m{i}" for i in range(n)]
         elif mode in ("big", "http-big"):
             assert len(text_of(await client.call_tool("big", {"n": n}))) == n
+        elif mode == "http-forecast":  # examples/weather_http_server.py
+            for _ in range(n):
+                assert "Hangzhou" in text_of(await client.call_tool("get_forecast", {"city": "Hangzhou"}))
         else:
             raise SystemExit(f"bench_mcpmini: unknown mode {mode}")
         return time.perf_counter() - start, cpu_seconds() - cpu_start

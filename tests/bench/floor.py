@@ -8,8 +8,9 @@ and the interpreter's share is in here too. bench.py runs it like the client scr
 
     python floor.py MODE ERA N TARGET...
 
-MODE: oneshot | seq | conc | big (TARGET = server argv) · http-seq | http-big (TARGET = URL)
-ERA: modern | legacy. N: calls (seq, conc, http-seq) or bytes (big, http-big).
+MODE: oneshot | seq | conc | big (TARGET = server argv) · http-seq | http-big | http-forecast
+(TARGET = URL; http-forecast calls get_forecast of examples/weather_http_server.py)
+ERA: modern | legacy. N: calls (seq, conc, http-seq, http-forecast) or bytes (big, http-big).
 Prints one JSON line: {"elapsed": wall seconds of the measured part, "cpu": this process's CPU
 seconds in it, "maxrss_kb": peak RSS of this process}.
 """
@@ -197,6 +198,10 @@ def http_mode(mode: str, era: str, n: int, url: str) -> tuple[float, float]:
             assert text_of(client.rpc("tools/call", {"name": "echo", "arguments": {"text": text}})) == text
     elif mode == "http-big":
         assert len(text_of(client.rpc("tools/call", {"name": "big", "arguments": {"n": n}}))) == n
+    elif mode == "http-forecast":
+        for _ in range(n):
+            assert "Hangzhou" in text_of(client.rpc("tools/call", {"name": "get_forecast",
+                                                                    "arguments": {"city": "Hangzhou"}}))
     else:
         raise SystemExit(f"floor: unknown mode {mode}")
     return time.perf_counter() - start, cpu_seconds() - cpu_start

@@ -105,6 +105,9 @@ def error(rid: Any, code: int, message: str, data: Any = None) -> dict:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"   # keep-alive unless a reply says otherwise
+    # Every write leaves at once (no Nagle: a small write after another would wait ~40 ms for
+    # the client's delayed ACK), and a reply with a body is one write (see _write).
+    disable_nagle_algorithm = True
     server: Any
 
     def setup(self) -> None:
@@ -153,9 +156,8 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.close:
                 self.send_header("Connection", "close")
                 self.close_connection = True
-            self.end_headers()
-            self.wfile.write(reply.body)
-            self.wfile.flush()
+            self._headers_buffer.append(b"\r\n" + reply.body)  # as end_headers() does, plus the body
+            self.flush_headers()
             return
         if reply.close:
             self.send_header("Connection", "close")
@@ -410,6 +412,7 @@ class ConnectProxy:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # relay each piece at once, as _Handler writes it
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -422,6 +425,7 @@ class ConnectProxy:
                     self.send_error(403)
                     return
                 upstream = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
+                upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 self.send_response(200, "Connection established")
                 self.end_headers()
                 self.wfile.flush()
