@@ -179,6 +179,7 @@ CONFIG_VARIABLE = re.compile(r"\$\$|\$\{(?P<name>[^}:]+(?::[^}-][^}]*)?)(?::-(?P
 MIN_SECRET_LENGTH = 6           # shorter values ("info", "true") would redact ordinary words
 MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than this is refused
 MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
+MAX_REMEMBERED_SERVERS = 200    # tool-list digests kept (the least recently used go first)
 
 # Agent
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -3726,6 +3727,34 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
     return items, ttl or 0.0
 
 
+def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
+    """What changed in a server's tools since it was last listed by a command (a digest per
+    tool, kept in the user state folder), in words; None when nothing did or the server is
+    new. A tool whose description or schema changes can turn a trusted server hostile."""
+    path = os.path.join(_user_dir("state"), "tools.json")
+    digests = {t["name"]: hashlib.sha256(_dumps([t.get(k) for k in (
+        "title", "description", "inputSchema", "outputSchema", "annotations")])).hexdigest()[:16]
+        for t in tools}
+    try:
+        _check_private(path, "tool-list digest file")
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        data = data if isinstance(data, dict) else {}
+    except (OSError, ValueError, ConfigError) as exc:
+        log.debug("the tool-list digests %s are not used: %s", path, exc)
+        data = {}
+    old = data.pop(client.key, None)
+    data[client.key] = digests   # last used last: the oldest servers are forgotten first
+    with contextlib.suppress(OSError):
+        _write_json(path, dict(list(data.items())[-MAX_REMEMBERED_SERVERS:]))
+    if not isinstance(old, dict) or old == digests:
+        return None
+    parts = [f"{what} {', '.join(_visible(n, one_line=True) for n in names)}" for what, names in (
+        ("added", sorted(set(digests) - set(old))), ("removed", sorted(set(old) - set(digests))),
+        ("changed", sorted(n for n in digests if n in old and old[n] != digests[n]))) if names]
+    return f"{client.name}: its tools changed since they were last listed: {'; '.join(parts)}"
+
+
 class _ListCache:
     """Cached list results: modern for their ttlMs, legacy until list_changed."""
 
@@ -3820,7 +3849,10 @@ class Client:
         fast = exc_info[0] is not None and issubclass(exc_info[0], (asyncio.CancelledError, KeyboardInterrupt))
         await self.close(fast=fast)
 
-    def _cache_key(self) -> str:
+    @property
+    def key(self) -> str:
+        """A stable identity of the server (its URL, or its command and folder): what the era
+        cache and the tool-list digests are kept under."""
         if self.server.url:
             return f"url {self.server.url}"
         argv = [self.server.command or "", *self.server.args]
@@ -3852,7 +3884,7 @@ class Client:
         """Start the server (or reach the URL) and settle the era; bounded by ``timeout``."""
         await self.close(fast=True)
         self._lists.drop()
-        key = self._cache_key()
+        key = self.key
         cached = self._era_cache.get(key) if self._era_cache else None
         self._negotiation = _Negotiation(
             self._open_session, kind=self.server.transport, protocol=self.protocol, cached=cached,
@@ -4455,12 +4487,22 @@ def _function_tool(alias: str, tool: JSON) -> JSON:
     return {"type": "function", "function": function}
 
 
+def _without_hidden(value: Any) -> Any:
+    """A JSON value with the invisible formatting characters (HIDDEN_TEXT) removed from every
+    string: nothing a model reads may carry text its user cannot see."""
+    if isinstance(value, str):
+        return HIDDEN_TEXT.sub("", value)
+    if isinstance(value, dict):
+        return {_without_hidden(k): _without_hidden(v) for k, v in value.items()}
+    return [_without_hidden(v) for v in value] if isinstance(value, list) else value
+
+
 def _system_prompt(system: str | None, instructions: list[tuple[str, str]]) -> str:
     """The one system message: ours (or the caller's), then each server's instructions under
     its name, cut to AGENT_MAX_INSTRUCTIONS (they are untrusted text)."""
     parts = [AGENT_SYSTEM if system is None else system]
     for name, text in instructions:
-        text = text.strip()
+        text = _without_hidden(text.strip())
         if len(text) > AGENT_MAX_INSTRUCTIONS:
             text = text[:AGENT_MAX_INSTRUCTIONS] + f"… [cut: {len(text) - AGENT_MAX_INSTRUCTIONS} more characters]"
         parts.append(f"Instructions from the MCP server {name!r} (untrusted):\n{text}")
@@ -4880,6 +4922,8 @@ async def _start_servers(items: list[tuple[str | None, Any]], on_event: Callable
     for server in servers:
         if server.error:
             _emit(on_event, "server_failed", server=server.name, error=server.error)
+        elif server.client and (changes := _tool_list_changes(server.client, server.tools)):
+            _emit(on_event, "tools_changed", server=server.name, changes=changes)
     return servers
 
 
@@ -4975,7 +5019,13 @@ def _offered_tools(usable: list[_AgentServer]) -> tuple[dict[str, tuple[str, str
                 pairs.append((server.name, tool["name"]))
     aliases = _function_names(pairs)
     specs = {(s.name, t["name"]): t for s in usable for t in s.tools}
-    tools = [_function_tool(alias, specs[pair]) for alias, pair in aliases.items()]
+    tools = [_function_tool(alias, _without_hidden(specs[pair])) for alias, pair in aliases.items()]
+    for server in usable:   # hidden text is how tool poisoning hides its instructions
+        hidden = [t["name"] for t in server.tools if _without_hidden(t) != t]
+        if hidden:
+            log.warning("%s: removed invisible characters from tool(s) %s before the model saw "
+                        "them (a way to hide instructions)", server.name,
+                        ", ".join(_visible(n, one_line=True) for n in hidden))
     if len(tools) > 128:
         log.warning("%d tools: OpenAI accepts at most 128 (choose servers with --server)", len(tools))
     return aliases, specs, tools
@@ -5684,10 +5734,15 @@ def _list_command(method: str, render: Callable[[JSON], str]) -> Callable[[Any, 
     async def handler(args: Any, out: _Output) -> int:
         async def work(client: Client) -> int:
             items = await getattr(client, method)()
+            what = method.partition("_")[2].replace("_", " ")   # "tools", "resource templates"
+            if not items and ("resources" if "resource" in what else what) not in client.capabilities:
+                out.note(f"mcpmini: {client.name} offers no {what}")
+            if what == "tools" and (changes := _tool_list_changes(client, items)):
+                out.note(f"mcpmini: {changes}")
             if args.json:
                 out.result(_json_text(items))
-            else:
-                out.result(_visible("\n".join(render(i) for i in items if isinstance(i, dict))))
+            else:   # one line per item, whatever its name holds
+                out.result("\n".join(_visible(render(i), one_line=True) for i in items))
             return 0
         return await _with_client(args, out, work)
     return handler
@@ -5894,6 +5949,8 @@ class _AnswerPrinter:
         elif kind == "retry":
             self.out.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
                           f"{info['attempt']} in {info['delay']:g} s")
+        elif kind == "tools_changed":
+            self.out.note(f"mcpmini: {info['changes']}")
         elif kind == "fallback" and self.args.verbose:
             self.out.note(f"mcpmini: {info['reason']}")
         elif kind == "tool_result" and self.args.verbose:
