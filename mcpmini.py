@@ -953,7 +953,7 @@ class _StdioTransport(_Transport):
                 cwd=self.cwd, start_new_session=posix)
         except OSError as exc:
             hint = "check the command and PATH" if isinstance(exc, FileNotFoundError) else "check the command"
-            raise ConnectionClosed(f"{self.label}: cannot start {shlex.join(self.argv)}: "
+            raise _NotSent(f"{self.label}: cannot start {shlex.join(self.argv)[:300]}: "
                                    f"{exc.strerror or exc} ({hint})") from exc
         if posix:
             _guard_group(self.proc.pid)
@@ -1991,6 +1991,14 @@ def _status_error(label: str, resp: _HTTPResponse, url: str, body: bytes, what: 
 
 # Streamable HTTP (both eras) and HTTP+SSE (2024-11-05) ---------------------------------------
 
+def _sse_delay(retry: int | None, quiet: int) -> float:
+    """Seconds before reconnecting an SSE stream: the server's ``retry`` (spec: honour it), at
+    least SSE_RETRY_MIN, doubled for each stream in a row that brought no message — so that
+    ``retry: 0`` or a server closing every stream cannot make a reconnection storm."""
+    base = max(retry / 1000 if retry is not None else SSE_RETRY_DEFAULT, SSE_RETRY_MIN)
+    return base * 2 ** max(quiet - 1, 0)
+
+
 class _HTTPTransport(_Transport):
     """What both HTTP transports share: the URL, configured headers (checked, secret), OAuth,
     a keep-alive pool, POSTs that expect no reply and GETs of an event stream."""
@@ -2046,12 +2054,13 @@ class _HTTPTransport(_Transport):
 class _Flight:
     """One request in flight on Streamable HTTP: its task reading the reply stream."""
 
-    __slots__ = ("rid", "method", "modern", "task", "answered", "response")
+    __slots__ = ("rid", "method", "modern", "task", "answered", "response", "news")
 
     def __init__(self, rid: int, method: str, modern: bool) -> None:
         self.rid, self.method, self.modern = rid, method, modern
         self.task: asyncio.Task | None = None
         self.answered = False
+        self.news = 0   # messages delivered from its streams
         self.response: _HTTPResponse | None = None
 
 
@@ -2207,6 +2216,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
 
     def _deliver(self, flight: _Flight, reply: Any) -> bool:
         """Deliver what arrived for this request; True when it holds the response."""
+        flight.news += 1
         for item in reply if isinstance(reply, list) else [reply]:
             if not isinstance(item, dict) or "method" in item:
                 continue
@@ -2225,9 +2235,9 @@ class _StreamableHTTPTransport(_HTTPTransport):
         """An SSE reply: messages until the response; a legacy stream that breaks off after an
         event id is resumed with GET + Last-Event-ID after the server's ``retry`` delay."""
         parser = _SSEParser()
-        resumes = 0
+        quiet = 0   # streams in a row that brought no message
         while True:
-            seen = parser.last_id
+            news = flight.news
             events = resp.events(parser)
             if await self._consume(flight, events):
                 with contextlib.suppress(asyncio.TimeoutError, MCPError):
@@ -2240,13 +2250,12 @@ class _StreamableHTTPTransport(_HTTPTransport):
                 broken = _StreamBroken if flight.modern else ConnectionClosed
                 raise broken(f"{self.label}: the reply stream of {flight.method} ended "
                              "before its response")
-            resumes = 0 if parser.last_id != seen else resumes + 1
-            if resumes >= MAX_SSE_RESUMES:
+            quiet = 0 if flight.news != news else quiet + 1
+            if quiet > MAX_SSE_RESUMES:
                 raise ConnectionClosed(f"{self.label}: the reply stream of {flight.method} kept "
-                                       f"ending without news ({MAX_SSE_RESUMES} resumes)")
+                                       f"ending without a message ({MAX_SSE_RESUMES} reconnects)")
             # spec (2025-11-25): honour retry, measured from the close
-            delay = parser.retry / 1000 if parser.retry is not None else SSE_RETRY_DEFAULT
-            await asyncio.sleep(max(closed_at + delay - time.monotonic(), 0))
+            await asyncio.sleep(max(closed_at + _sse_delay(parser.retry, quiet) - time.monotonic(), 0))
             resp = flight.response = await self._resume(flight, parser.last_id)
             parser = _SSEParser(last_id=parser.last_id, retry=parser.retry)
 
@@ -2284,7 +2293,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         outside any request. A server without one answers 405; a broken stream is resumed
         after ``retry`` with Last-Event-ID, a bounded number of times without news."""
         parser = _SSEParser()
-        failures = 0
+        quiet = 0   # streams in a row that brought no message
         while not self._closed:
             headers = self._legacy_headers({"Accept": "text/event-stream", **self.headers})
             if parser.last_id:
@@ -2301,19 +2310,20 @@ class _StreamableHTTPTransport(_HTTPTransport):
                         await asyncio.wait_for(resp.read(1 << 16), self.timeout)  # reuse the connection
                     return
                 async for kind, data, _ in resp.events(parser):
-                    failures = 0
                     await self._flowing()
                     with contextlib.suppress(_Garbled):
                         if kind == "message" and (message := _jsonrpc(data)) is not None:
                             self.deliver(message)
+                            quiet = -1
             except (MCPError, asyncio.TimeoutError) as exc:
                 log.debug("%s: the GET stream broke: %s", self.label, exc)
             finally:
                 resp.close()
-            failures += 1
-            if failures > MAX_SSE_RESUMES:
+            quiet += 1
+            if quiet > MAX_SSE_RESUMES:
+                log.info("%s: the GET stream kept ending without a message; not reopened", self.label)
                 return
-            await asyncio.sleep(parser.retry / 1000 if parser.retry is not None else SSE_RETRY_DEFAULT)
+            await asyncio.sleep(_sse_delay(parser.retry, max(quiet, 1)))
 
     async def close(self, fast: bool = False) -> None:
         """Close every stream; end the legacy session with DELETE (405 is fine)."""
@@ -3999,9 +4009,14 @@ class Client:
         except ConnectionClosed as exc:
             if isinstance(exc, _SessionExpired) or session is None:
                 raise
-            await self._reconnect(session, exc)
-            if method not in SAFE_TO_REPEAT and not isinstance(exc, _NotSent):
-                raise ConnectionClosed(_maybe_ran(f"{exc}; reconnected for what comes next", method)) from exc
+            repeat = method in SAFE_TO_REPEAT or isinstance(exc, _NotSent)
+            if self.reconnect:
+                await self._reconnect(session, exc)
+            if not repeat:
+                why = f"{exc}; reconnected for what comes next" if self.reconnect else str(exc)
+                raise ConnectionClosed(_maybe_ran(why, method)) from exc
+            if not self.reconnect:
+                raise
         return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
 
     async def _reconnect(self, lost: _Session, exc: ConnectionClosed) -> None:
