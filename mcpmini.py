@@ -106,6 +106,7 @@ MAX_PAGES = 100                 # pagination cap: a server that loops its cursor
 MAX_INPUT_ROUNDS = 8            # MRTR: input_required rounds for one request
 MAX_VERSION_RETRIES = 2         # -32022 retries with a version from data.supported
 MAX_SERVER_REQUESTS = 16        # server requests answered at once; beyond, reading pauses
+STDIN_BUFFER = 4 << 20          # what may wait for a server to read it before a write waits
 # Requests that may be sent again when a connection broke after the request may have reached
 # the server: repeating them changes nothing. Anything else (tools/call!) could run twice.
 SAFE_TO_REPEAT = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
@@ -972,7 +973,7 @@ class _StdioTransport(_Transport):
         try:
             proc.stdin.write(_dumps(message) + b"\n")
             # drain only when the pipe is backed up; one drainer at a time (3.10 asserts so)
-            if proc.stdin.transport.get_write_buffer_size() > 1 << 16:
+            if proc.stdin.transport.get_write_buffer_size() > STDIN_BUFFER:
                 async with self._drain_lock:
                     await proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
