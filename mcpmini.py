@@ -204,6 +204,13 @@ AGENT_SYSTEM = (
 NOT_ECHOED = frozenset({"role", "content", "tool_calls", "refusal", "annotations", "audio",
                         "function_call", "name"})
 
+# Bridge
+MODERN_META = frozenset({META_VERSION, META_CAPABILITIES, META_CLIENT_INFO,
+                         "io.modelcontextprotocol/logLevel"})   # per-request keys of 2026-07-28
+CACHEABLE_METHODS = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
+                               "resources/templates/list", "resources/read"})
+INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})   # MRTR may ask these
+
 # Command line
 EXIT_CODES = {"remote": 1, "tool": 1, "agent": 1, "usage": 2, "config": 2, "connection": 3,
               "protocol": 3, "auth": 4, "timeout": 124, "interrupted": 130}
@@ -3397,8 +3404,9 @@ class _Negotiation:
 
     def __init__(self, open_session: Callable[[str], Awaitable[_Session]], *, kind: str,
                  protocol: str, cached: str | None, capabilities: JSON, timeout: float,
-                 label: str, url: str | None = None) -> None:
+                 label: str, url: str | None = None, client_info: JSON | None = None) -> None:
         self.open_session, self.kind, self.protocol, self.url = open_session, kind, protocol, url
+        self.client_info = client_info or CLIENT_INFO
         # what an earlier run found is tried first in auto mode (HTTP+SSE also when pinned legacy)
         self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
         self.capabilities, self.timeout, self.label = capabilities, timeout, label
@@ -3417,7 +3425,7 @@ class _Negotiation:
     def meta(self, version: str = MODERN_VERSION) -> JSON:
         """The per-request ``_meta`` of the 2026-07-28 era."""
         return {META_VERSION: version, META_CAPABILITIES: self.capabilities,
-                META_CLIENT_INFO: dict(CLIENT_INFO)}
+                META_CLIENT_INFO: dict(self.client_info)}
 
     async def run(self) -> tuple[_Era, _Session]:
         kind = "sse" if self.cached == "sse" and self.kind == "http" else self.kind
@@ -3607,7 +3615,7 @@ class _Negotiation:
 
     def _initialize_params(self, version: str) -> JSON:
         return {"protocolVersion": version, "capabilities": self.capabilities,
-                "clientInfo": dict(CLIENT_INFO)}
+                "clientInfo": dict(self.client_info)}
 
     async def initialize(self, *, version: str = LEGACY_VERSIONS[0], reason: str) -> _Era:
         """The legacy handshake on the current session: initialize (never cancelled), check the
@@ -3798,6 +3806,10 @@ class Client:
     ``on_elicit(params) -> ElicitResult`` (sync or async); ``accept_defaults`` answers form
     elicitations from the schema's defaults. ``reconnect`` reconnects once and retries once
     when the connection is lost during a call (never after a timeout or a cancellation).
+    ``on_request(method, params)`` (sync or async) answers what the server asks of the client
+    (legacy requests, 2026-07-28 input requests), raising RemoteError to refuse — by default:
+    ping, and elicitation as above; ``on_notification(method, params)`` sees every notification.
+    ``capabilities`` and ``client_info`` replace what is declared (a bridge declares its client's).
     ``auth`` (HTTP only): OAuth settings as a dict of ``_OAuth`` keywords (``client_id``,
     ``client_secret``, ``client_metadata_url``, ``scope``, ``interactive``, ``open_browser``, ...),
     an ``_OAuth`` object, or False for none. By default stored tokens are used and refreshed,
@@ -3816,9 +3828,14 @@ class Client:
                  on_elicit: Callable[[JSON], Any] | None = None,
                  accept_defaults: bool = False, reconnect: bool = False,
                  name: str | None = None, era_cache: bool = True,
-                 trace: Callable[[str, str, Any], None] | None = None, auth: Any = None) -> None:
+                 trace: Callable[[str, str, Any], None] | None = None, auth: Any = None,
+                 on_request: Callable[[str, JSON], Any] | None = None,
+                 on_notification: Callable[[str, JSON], Any] | None = None,
+                 capabilities: JSON | None = None, client_info: JSON | None = None) -> None:
         self.server = _server_config(server, name=name, env=env, cwd=cwd, headers=headers,
                                      timeout=timeout, protocol=protocol, inherit_env=inherit_env)
+        self.on_request, self.on_notification = on_request, on_notification
+        self.declared, self.client_info = capabilities, client_info
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
         self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
@@ -3871,6 +3888,8 @@ class Client:
 
     def _capabilities(self) -> JSON:
         """What we really support: elicitation only when someone can answer it."""
+        if self.declared is not None:
+            return self.declared
         if self.on_elicit:
             return {"elicitation": {"form": {}, "url": {}}}
         return {"elicitation": {"form": {}}} if self.accept_defaults else {}
@@ -3900,7 +3919,7 @@ class Client:
         self._negotiation = _Negotiation(
             self._open_session, kind=self.server.transport, protocol=self.protocol, cached=cached,
             capabilities=self._capabilities(), timeout=self.timeout, label=self.name,
-            url=self.server.url)
+            url=self.server.url, client_info=self.client_info)
         try:
             self._era, self._session = await asyncio.wait_for(self._negotiation.run(), self.timeout)
         except asyncio.TimeoutError:
@@ -3925,6 +3944,8 @@ class Client:
 
     def _on_notification(self, method: str, params: JSON) -> None:
         self._lists.drop(*LIST_CHANGED.get(method, ()))
+        if self.on_notification:
+            _call_quietly(self.on_notification, method, params)
         if method == "notifications/message":
             if self.on_log:
                 _call_quietly(self.on_log, params)
@@ -3938,17 +3959,29 @@ class Client:
             log.warning("%s: dropped a %s request: 2026-07-28 servers must not send requests",
                         self.name, method)
             return None
+        return await self._answer(str(method), _object(message.get("params")))
+
+    async def _answer(self, method: str, params: JSON) -> JSON:
+        """What the server asked for (a legacy request or an MRTR input request)."""
+        if self.on_request is not None:
+            answer = self.on_request(method, params)
+            return await answer if asyncio.iscoroutine(answer) else answer
         if method == "ping":
             return {}
         if method == "elicitation/create" and self._capabilities():
-            return await _elicit(self, _object(message.get("params")))
-        raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            return await _elicit(self, params)
+        raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method} (mcpmini answers only "
+                          "elicitation)")
 
     # Requests -----------------------------------------------------------------------------
 
     async def request(self, method: str, params: JSON | None = None, *,
-                      timeout: float | None = None) -> JSON:
-        """Send any request and return its raw result (``_meta`` added in the modern era)."""
+                      timeout: float | None = None, complete: bool = False) -> JSON:
+        """Send any request and return its raw result (``_meta`` added in the modern era; keys
+        of the caller's own ``_meta`` win). ``complete``: for tools/call, prompts/get and
+        resources/read, answer ``input_required`` rounds (MRTR) as the named methods do."""
+        if complete and method in INPUT_METHODS:
+            return await self._call(method, params or {}, timeout)
         return await self._request(method, params, timeout=timeout)
 
     async def _request(self, method: str, params: JSON | None, *, timeout: float | None = None,
@@ -3962,7 +3995,7 @@ class Client:
             call_params, headers = params, None
             if self.era == MODERN_VERSION:
                 call_params = dict(params or {})
-                call_params["_meta"] = {**call_params.get("_meta", {}), **self._negotiation.meta()}
+                call_params["_meta"] = {**self._negotiation.meta(), **_object(call_params.get("_meta"))}
                 if method == "tools/call" and self.transport == "http" and params:
                     headers = _param_headers(self._schemas.get(params.get("name")), params.get("arguments"))
             try:
@@ -3998,6 +4031,11 @@ class Client:
             kind = result.get("resultType", "complete")
             if kind not in ("complete", "input_required"):
                 raise ProtocolError(f"{method}: unknown resultType {kind!r}")
+        if method == "tools/list" and isinstance(result.get("tools"), list):
+            if self.era == MODERN_VERSION and self.transport == "http":   # spec MUST
+                result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._dropped)}
+            self._schemas.update({t["name"]: t.get("inputSchema") or {} for t in result["tools"]
+                                  if isinstance(t, dict) and isinstance(t.get("name"), str)})
         return result
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
@@ -4053,10 +4091,11 @@ class Client:
 
     async def _input_response(self, request: Any) -> JSON:
         method = request.get("method") if isinstance(request, dict) else None
-        if method == "elicitation/create":
-            return await _elicit(self, _object(request.get("params")))
-        raise ProtocolError(f"the server asked for {method!r} input, which mcpmini does not "
-                            "support (only elicitation)")
+        try:
+            return await self._answer(str(method), _object(_object(request).get("params")))
+        except RemoteError as exc:
+            raise ProtocolError(f"the server asked for {method!r} input, which cannot be given: "
+                                f"{exc.message}") from None
 
     async def _list(self, method: str, key: str, refresh: bool) -> list[JSON]:
         capabilities = self._era.capabilities if self._era else None
@@ -4070,12 +4109,7 @@ class Client:
 
     async def list_tools(self, *, refresh: bool = False) -> list[JSON]:
         """Every tool of every page, as the server sent them (cached; see ``refresh``)."""
-        tools = await self._list("tools/list", "tools", refresh)
-        if self.era == MODERN_VERSION and self.transport == "http":
-            tools = _drop_invalid_header_tools(tools, self.name, self._dropped)   # spec MUST
-        self._schemas = {t["name"]: t.get("inputSchema") or {}
-                         for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
-        return tools
+        return await self._list("tools/list", "tools", refresh)
 
     async def list_resources(self, *, refresh: bool = False) -> list[JSON]:
         """Every resource of every page."""
@@ -5251,6 +5285,280 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
     return answer(text, is_error, cut)
 
 
+# -- Bridge -----------------------------------------------------------------------------------
+# `mcpmini bridge SERVER`: an MCP server on stdio (or on loopback HTTP, `--listen`) in front of
+# any server a Client reaches, in either era on either side:
+#
+#   downstream client ─► _Bridge ─► Client ─► upstream server (any transport, either era)
+#          ▲    (the client's ids kept; _meta built from what it declared; results in the
+#          └──── shape of its era; progress, logs and server requests passed back)
+#
+# What has no faithful mapping between the eras is answered with an error naming it.
+
+
+def _era_caps(caps: Any, era: str | None) -> JSON:
+    """Capabilities in the shape of ``era``: 2026-07-28 has no tasks, roots without
+    listChanged; the legacy line has no extensions."""
+    caps = dict(_object(caps))
+    if era == MODERN_VERSION:
+        caps.pop("tasks", None)
+        if isinstance(caps.get("roots"), dict):
+            caps["roots"] = {}
+    else:
+        caps.pop("extensions", None)
+    return caps
+
+
+class _Bridge:
+    """One downstream client in front of one upstream server. ``connect(capabilities,
+    client_info, on_request, on_notification)`` makes the upstream Client (connected on the
+    first request, or at once with ``eager``); ``send(message)`` writes one message downstream.
+    The downstream era comes from the first message: ``initialize`` is legacy; a 2026-07-28
+    ``_meta`` or ``server/discover`` is modern."""
+
+    def __init__(self, connect: Callable[..., Client], send: Callable[[JSON], Awaitable[None]]) -> None:
+        self.connect, self.send = connect, send
+        self.era: str | None = None
+        self.declared: JSON = {}
+        self.info: JSON = dict(CLIENT_INFO)
+        self.client: Client | None = None
+        self.ready: asyncio.Future | None = None
+        self.work: dict[Any, asyncio.Task] = {}        # downstream request id -> its task
+        self.asked: dict[int, asyncio.Future] = {}     # our requests to the downstream client
+        self.calls: list[asyncio.Queue] = []           # modern calls that may need input
+        self.parked: dict[str, tuple[asyncio.Future, asyncio.Queue, asyncio.Future, str]] = {}
+        self.next_id = 0
+        self.log_level: Any = None
+
+    def receive(self, message: Any) -> None:
+        """Take one message from downstream; answers go out through ``send``."""
+        for item in message if isinstance(message, list) else [message]:
+            method, rid = _object(item).get("method"), _object(item).get("id")
+            if not isinstance(item, dict) or not isinstance(rid, (int, str, type(None))):
+                continue
+            if not isinstance(method, str):                       # an answer to us
+                if (future := self.asked.get(rid)) is not None:
+                    _settle(future, item)
+            elif rid is None and "id" in item:
+                asyncio.ensure_future(self.send({"jsonrpc": "2.0", "id": None, "error": {
+                    "code": INVALID_REQUEST, "message": "a request id must not be null"}}))
+            elif "id" in item:
+                task = self.work[rid] = asyncio.ensure_future(self._request(rid, method, _object(item.get("params"))))
+                task.add_done_callback(lambda done, rid=rid: self.work.get(rid) is done and self.work.pop(rid))
+            elif method == "notifications/cancelled":             # cancels upstream too
+                if task := self.work.get(_object(item.get("params")).get("requestId")):
+                    task.cancel()
+            elif method not in ("notifications/initialized", "notifications/roots/list_changed") \
+                    and self.client is not None and self.client.era == "legacy":
+                asyncio.ensure_future(self.client.notify(method, _object(item.get("params"))))
+
+    async def _request(self, rid: Any, method: str, params: JSON) -> None:
+        try:
+            reply = {"jsonrpc": "2.0", "id": rid, "result": await self.handle(method, params)}
+        except asyncio.CancelledError:
+            return   # cancelled by the client: no answer
+        except RemoteError as exc:
+            error = {"code": exc.code, "message": exc.message}
+            reply = {"jsonrpc": "2.0", "id": rid, "error": error if exc.data is None else {**error, "data": exc.data}}
+        except MCPError as exc:   # the upstream failed: the client learns why, in one line
+            reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": INTERNAL_ERROR, "message": _redact(str(exc))}}
+        await self.send(reply)
+
+    async def handle(self, method: str, params: JSON) -> JSON:
+        """The result for one downstream request (RemoteError for an error answer)."""
+        meta = _object(params.get("_meta"))
+        if self.era is None:
+            self.era = MODERN_VERSION if META_VERSION in meta or method == "server/discover" else "legacy"
+        if self.era == MODERN_VERSION and META_CAPABILITIES in meta:
+            self.declared, self.info = _object(meta[META_CAPABILITIES]), _object(meta.get(META_CLIENT_INFO)) or self.info
+        if method == "initialize":
+            return await self._initialize(params)
+        if method == "ping":
+            return {}
+        client = await self.upstream()
+        state = params.get("requestState")
+        if isinstance(state, str) and state in self.parked:
+            return await self._resume(state, params)
+        if client.era == "legacy":
+            if method == "server/discover":
+                return self._shaped("server/discover", {
+                    "supportedVersions": [MODERN_VERSION], "capabilities": _era_caps(client.capabilities, MODERN_VERSION),
+                    "_meta": {META_SERVER_INFO: client.server_info},
+                    **({"instructions": client.instructions} if client.instructions else {})})
+            if method == "subscriptions/listen":
+                raise RemoteError(METHOD_NOT_FOUND, "subscriptions/listen cannot be bridged: the upstream "
+                                  "server speaks the legacy era, which has no such method")
+            level = meta.get("io.modelcontextprotocol/logLevel")
+            if level and level != self.log_level and "logging" in client.capabilities:
+                self.log_level = level
+                await client.request("logging/setLevel", {"level": level})
+            params = {**params, "_meta": {k: v for k, v in meta.items() if k not in MODERN_META}}
+            if not params["_meta"]:
+                del params["_meta"]
+            if self.era == MODERN_VERSION and method in INPUT_METHODS:
+                return await self._with_inputs(client.request(method, params), method)
+        elif method == "logging/setLevel":    # 2026-07-28: a level per request instead
+            self.log_level = params.get("level")
+            return {}
+        elif method in ("resources/subscribe", "resources/unsubscribe"):
+            raise RemoteError(METHOD_NOT_FOUND, f"{method} cannot be bridged: the upstream server "
+                              "speaks 2026-07-28, where subscriptions/listen replaces it")
+        elif self.log_level:
+            params = {**params, "_meta": {"io.modelcontextprotocol/logLevel": self.log_level, **meta}}
+        complete = self.era == "legacy" and client.era == MODERN_VERSION and method in INPUT_METHODS
+        return self._shaped(method, await client.request(method, params, complete=complete))
+
+    def _shaped(self, method: str, result: JSON) -> JSON:
+        """A result in the shape of the downstream era: 2026-07-28 results carry resultType,
+        and cacheable ones ttlMs and cacheScope (stale at once, private: the bridge cannot
+        know better); legacy results carry none of them."""
+        if self.era != MODERN_VERSION:
+            return {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
+        result = {"resultType": "complete", **result}
+        if method in CACHEABLE_METHODS and result["resultType"] == "complete":
+            result = {"ttlMs": 0, "cacheScope": "private", **result}
+        return result
+
+    async def _initialize(self, params: JSON) -> JSON:
+        """A legacy client's handshake, answered from the upstream server's."""
+        self.declared, self.info = _object(params.get("capabilities")), _object(params.get("clientInfo")) or self.info
+        client = await self.upstream()
+        asked = params.get("protocolVersion")
+        result = {"protocolVersion": asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[0],
+                  "capabilities": _era_caps(client.capabilities, "legacy"),
+                  "serverInfo": client.server_info or {"name": "mcpmini bridge", "version": __version__}}
+        return {**result, "instructions": client.instructions} if client.instructions else result
+
+    async def upstream(self) -> Client:
+        """The upstream Client, connected once (a failed attempt is tried again next time)."""
+        if self.ready is None or (self.ready.done() and self.ready.exception()):
+            self.client = self.connect(_era_caps(self.declared, None), self.info, self._asked_upstream,
+                                       self._notified_upstream)
+            self.ready = asyncio.ensure_future(self.client.connect())
+        await asyncio.shield(self.ready)
+        assert self.client is not None
+        return self.client
+
+    # What the upstream server sends ---------------------------------------------------------
+
+    def _notified_upstream(self, method: str, params: JSON) -> None:
+        """Progress (with the client's own token) and log messages go back; a modern client
+        gets nothing else unasked."""
+        if self.era == "legacy" or method in ("notifications/progress", "notifications/message"):
+            asyncio.ensure_future(self.send({"jsonrpc": "2.0", "method": method, "params": params}))
+
+    async def _asked_upstream(self, method: str, params: JSON) -> JSON:
+        """A request from the upstream server: asked of a legacy client as it is; for a modern
+        client, the one call waiting becomes an input_required result (MRTR)."""
+        if method == "ping":
+            return {}
+        if self.era != MODERN_VERSION:
+            return await self.ask(method, params)
+        if len(self.calls) != 1:
+            raise RemoteError(METHOD_NOT_FOUND, f"{method} cannot be bridged to a 2026-07-28 client "
+                              "unless exactly one call is waiting for it")
+        answer = asyncio.get_running_loop().create_future()
+        await self.calls[0].put((method, params, answer))
+        return await answer
+
+    async def ask(self, method: str, params: JSON) -> JSON:
+        """Send a request downstream and wait for its answer (bounded by the Client's timeout)."""
+        self.next_id += 1
+        future = self.asked[self.next_id] = asyncio.get_running_loop().create_future()
+        await self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        try:
+            reply = await asyncio.wait_for(future, self.client.timeout if self.client else DEFAULT_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise RemoteError(INTERNAL_ERROR, f"the bridged client did not answer {method}") from None
+        finally:
+            self.asked.pop(self.next_id, None)
+        if "error" in reply:
+            raise RemoteError.from_wire(reply["error"])
+        return _object(reply.get("result"))
+
+    async def _with_inputs(self, call: Awaitable[JSON], method: str, inbox: asyncio.Queue | None = None,
+                           running: asyncio.Future | None = None) -> JSON:
+        """A modern client's call to a legacy server: its result, or, when the server asks
+        for something meanwhile, an input_required result whose requestState parks the call."""
+        inbox = inbox or asyncio.Queue()
+        running = running or asyncio.ensure_future(call)
+        self.calls.append(inbox)
+        question = asyncio.ensure_future(inbox.get())
+        try:
+            await asyncio.wait({running, question}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self.calls.remove(inbox)
+        if not question.done():
+            question.cancel()
+            return self._shaped(method, running.result())
+        asked, params, answer = question.result()
+        state = base64.urlsafe_b64encode(os.urandom(18)).decode()
+        self.parked[state] = (running, inbox, answer, method)
+        running.add_done_callback(lambda _: self.parked.pop(state, None))   # abandoned: forget it
+        return {"resultType": "input_required", "requestState": state,
+                "inputRequests": {"input": {"method": asked, "params": params}}}
+
+    async def _resume(self, state: str, params: JSON) -> JSON:
+        running, inbox, answer, method = self.parked.pop(state)
+        response = _object(params.get("inputResponses")).get("input")
+        _settle(answer, response if isinstance(response, dict) else {"action": "decline"})
+        return await self._with_inputs(running, method, inbox, running)
+
+
+class _StdioWriter:
+    """Messages to stdout, written by a daemon thread: a client that stops reading can block
+    that thread, never the loop (which must still see SIGTERM and stdin's end)."""
+
+    def __init__(self) -> None:
+        import queue
+        self.queue: Any = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="mcpmini-stdout", daemon=True).start()
+
+    def _run(self) -> None:
+        while (data := self.queue.get()) is not None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.buffer.write(data)
+                sys.stdout.buffer.flush()
+
+    async def send(self, message: JSON) -> None:
+        self.queue.put(_dumps(message) + b"\n")
+
+
+async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
+    """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for,
+    until stdin ends; only JSON-RPC is ever written to stdout."""
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue = asyncio.Queue()
+    writer = _StdioWriter()
+    bridge = _Bridge(connect, writer.send)
+
+    def read() -> None:   # a daemon thread: stdin may be a pipe, a file or a terminal
+        for line in iter(sys.stdin.buffer.readline, b""):
+            loop.call_soon_threadsafe(lines.put_nowait, line)
+        loop.call_soon_threadsafe(lines.put_nowait, None)
+    threading.Thread(target=read, name="mcpmini-stdin", daemon=True).start()
+    try:
+        if eager:
+            await bridge.upstream()
+        while (line := await lines.get()) is not None:
+            if not line.strip():
+                continue
+            try:
+                message = _jsonrpc(line)
+            except _Garbled:
+                message = None
+            if message is None:
+                await writer.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
+            else:
+                bridge.receive(message)
+    finally:
+        for task in list(bridge.work.values()):
+            task.cancel()
+        if bridge.client is not None:
+            await bridge.client.close(fast=True)
+        writer.queue.put(None)
+
+
 # -- CLI --------------------------------------------------------------------------------------
 # Everything that parses argv or writes to a terminal. main() turns every MCPError into one
 # line on stderr and the exit code of its kind.
@@ -5377,7 +5685,17 @@ def _build_parser() -> Any:
     p.add_argument("file", nargs="?", metavar="FILE")
     p.add_argument("--yes", action="store_true", help="approve without asking")
     _add_ask_parser(command)
+    _add_bridge_parser(command)
     return parser
+
+
+def _add_bridge_parser(command: Callable[[str, str], Any]) -> None:
+    p = command("bridge", "serve SERVER to other MCP clients on stdio (or loopback HTTP), "
+                "translating between the protocol eras")
+    p.add_argument("server", metavar="SERVER")
+    p.add_argument("--eager", action="store_true", help="connect to SERVER at once, not at the first request")
+    p.add_argument("--login", action="store_true", help="when SERVER needs an OAuth login, run it "
+                   "on this terminal (otherwise the request fails: run mcpmini login SERVER)")
 
 
 def _add_ask_parser(command: Callable[[str, str], Any]) -> None:
@@ -6015,6 +6333,20 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
         printer.end_line()
         if not transcript["answer"]:
             out.note("mcpmini: the model gave an empty answer")
+    return 0
+
+
+async def _cmd_bridge(args: Any, out: _Output) -> int:
+    server = _resolve_server(args.server, args)
+    login = args.login and _has_terminal()
+
+    def connect(capabilities: JSON, client_info: JSON, on_request: Any, on_notification: Any) -> Client:
+        auth = {"interactive": True, "open_browser": _default_open_browser,
+                "notify": lambda text: out.note(f"mcpmini: {text}")} if login else {}
+        return _client_for(server, args, out, reconnect=True, auth=auth, on_request=on_request,
+                           on_notification=on_notification, capabilities=capabilities,
+                           client_info=client_info)
+    await _bridge_stdio(connect, eager=args.eager)
     return 0
 
 
