@@ -210,6 +210,7 @@ MODERN_META = frozenset({META_VERSION, META_CAPABILITIES, META_CLIENT_INFO,
 CACHEABLE_METHODS = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
                                "resources/templates/list", "resources/read"})
 INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})   # MRTR may ask these
+MAX_BRIDGE_BODY = 4 << 20       # a request body `bridge --listen` accepts
 
 # Command line
 EXIT_CODES = {"remote": 1, "tool": 1, "agent": 1, "usage": 2, "config": 2, "connection": 3,
@@ -5353,16 +5354,18 @@ class _Bridge:
                 asyncio.ensure_future(self.client.notify(method, _object(item.get("params"))))
 
     async def _request(self, rid: Any, method: str, params: JSON) -> None:
+        with contextlib.suppress(asyncio.CancelledError):   # cancelled by the client: no answer
+            await self.send(await self.reply(rid, method, params))
+
+    async def reply(self, rid: Any, method: str, params: JSON) -> JSON:
+        """The response message to one downstream request."""
         try:
-            reply = {"jsonrpc": "2.0", "id": rid, "result": await self.handle(method, params)}
-        except asyncio.CancelledError:
-            return   # cancelled by the client: no answer
+            return {"jsonrpc": "2.0", "id": rid, "result": await self.handle(method, params)}
         except RemoteError as exc:
             error = {"code": exc.code, "message": exc.message}
-            reply = {"jsonrpc": "2.0", "id": rid, "error": error if exc.data is None else {**error, "data": exc.data}}
+            return {"jsonrpc": "2.0", "id": rid, "error": error if exc.data is None else {**error, "data": exc.data}}
         except MCPError as exc:   # the upstream failed: the client learns why, in one line
-            reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": INTERNAL_ERROR, "message": _redact(str(exc))}}
-        await self.send(reply)
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": INTERNAL_ERROR, "message": _redact(str(exc))}}
 
     async def handle(self, method: str, params: JSON) -> JSON:
         """The result for one downstream request (RemoteError for an error answer)."""
@@ -5559,6 +5562,154 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
         writer.queue.put(None)
 
 
+class _HTTPDownstream:
+    """``bridge --listen``: Streamable HTTP on a loopback port (POST /mcp, both eras) in front
+    of one _Bridge. A bearer token is required unless ``token`` is None, Host and Origin must
+    name this listener (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the
+    request asks for progress or may meet a server request on the way; what the bridge sends
+    meanwhile goes to that stream (by progress token, else the newest stream)."""
+
+    def __init__(self, bridge_of: Callable[[Callable[[JSON], Awaitable[None]]], _Bridge], host: str,
+                 token: str | None) -> None:
+        self.bridge = bridge_of(self.send)
+        self.token, self.session, self.host = token, "", host
+        self.hosts: set[str] = set()    # what the Host header may say, once the port is known
+        self.streams: list[tuple[Any, asyncio.Queue]] = []   # (progress token, events) open now
+
+    async def send(self, message: JSON) -> None:
+        params = _object(message.get("params"))
+        token = params.get("progressToken", _object(params.get("_meta")).get("progressToken"))
+        queues = [q for t, q in self.streams if t is not None and t == token] or [q for _, q in self.streams[-1:]]
+        if queues:
+            queues[0].put_nowait(message)
+        elif "id" in message:
+            raise ConnectionClosed("no reply stream is open to ask the client on")
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = b""
+        try:
+            while (request := await _http_message(reader, head)) is not None:
+                head = await self._answer(*request, reader, writer)
+                if head is None:
+                    break
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+            log.debug("bridge: a connection ended: %s", exc)
+        finally:
+            writer.close()
+
+    def _refusal(self, verb: str, path: str, headers: dict[str, str]) -> int:
+        origin = headers.get("origin")
+        if path.split("?")[0] != "/mcp":
+            return 404
+        if headers.get("host") not in self.hosts or (origin and urlsplit(origin).netloc not in self.hosts):
+            return 403   # another site's page talking to a loopback port (DNS rebinding)
+        if self.token and headers.get("authorization") != f"Bearer {self.token}":
+            return 401
+        return 0 if verb in ("POST", "DELETE") else 405
+
+    async def _answer(self, verb: str, path: str, headers: dict[str, str], body: bytes,
+                      reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes | None:
+        """Answer one request; the bytes of the next one already read, or None to close."""
+        status = self._refusal(verb, path, headers)
+        message = _object(_jsonrpc(body) if verb == "POST" and not status else None)
+        params = _object(message.get("params"))
+        modern = MODERN_VERSION in (headers.get("mcp-protocol-version"), _object(params.get("_meta")).get(META_VERSION))
+        if not status and verb == "POST" and not message:
+            status = 400
+        elif not status and "id" in message and message.get("method") not in ("initialize", None) \
+                and not modern and headers.get("mcp-session-id") != self.session:
+            status = 404 if headers.get("mcp-session-id") else 400   # a legacy session is needed
+        if status or verb == "DELETE":
+            self.session = "" if verb == "DELETE" and not status else self.session
+            writer.write(_http_reply(status or 200, b"", {"WWW-Authenticate": "Bearer"} if status == 401 else {}))
+            return b""
+        if "method" not in message or "id" not in message:   # a notification, or a client's answer
+            self.bridge.receive(message)
+            writer.write(_http_reply(202, b""))
+            return b""
+        extra = {}
+        if message["method"] == "initialize":
+            self.session = extra["Mcp-Session-Id"] = base64.urlsafe_b64encode(os.urandom(18)).decode()
+        token = _object(params.get("_meta")).get("progressToken")
+        self.bridge.era = MODERN_VERSION if modern else "legacy"   # over HTTP, per request
+        work = asyncio.ensure_future(self.bridge.reply(message["id"], message["method"], params))
+        gone = asyncio.ensure_future(reader.read(1))   # hanging up cancels (2026-07-28)
+        if token is None and (modern or not set(self.bridge.declared) & {"sampling", "elicitation", "roots"}):
+            await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if not work.done() and not gone.result():
+                work.cancel()
+                return None
+            writer.write(_http_reply(200, _dumps(await work), {"Content-Type": "application/json", **extra}))
+            gone.cancel()   # it may have read the first byte of the next request meanwhile
+            with contextlib.suppress(asyncio.CancelledError):
+                await gone
+            return b"" if gone.cancelled() else gone.result()
+        events: asyncio.Queue = asyncio.Queue()
+        self.streams.append((token, events))
+        writer.write(_http_reply(200, None, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **extra}))
+        try:
+            while True:
+                getter = asyncio.ensure_future(events.get())
+                await asyncio.wait({work, gone, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    writer.write(b"event: message\ndata: " + _dumps(getter.result()) + b"\n\n")
+                    continue
+                getter.cancel()
+                if work.done():
+                    writer.write(b"event: message\ndata: " + _dumps(work.result()) + b"\n\n")
+                return None   # answered, or the client hung up: an SSE reply ends its connection
+        finally:
+            self.streams.remove((token, events))
+            work.cancel()
+            gone.cancel()
+
+
+async def _http_message(reader: asyncio.StreamReader,
+                        start: bytes = b"") -> tuple[str, str, dict[str, str], bytes] | None:
+    """One HTTP/1.1 request (verb, target, lowercased headers, body), ``start`` being its first
+    bytes already read; None at the end of the connection. ValueError for what no client
+    should send (oversized, chunked, malformed)."""
+    head = start + (await reader.readuntil(b"\r\n\r\n") if not reader.at_eof() else b"")
+    if not head.strip():
+        return None
+    if len(head) > 64 << 10:
+        raise ValueError("request head too large")
+    line, *fields = head.decode("latin-1").split("\r\n")
+    verb, target, _ = line.split(" ", 2)
+    headers = {k.strip().lower(): v.strip() for k, _, v in (f.partition(":") for f in fields if f)}
+    size = int(headers.get("content-length") or 0)
+    if size > MAX_BRIDGE_BODY or "transfer-encoding" in headers:
+        raise ValueError("request body too large or chunked")
+    return verb, target, headers, await reader.readexactly(size)
+
+
+def _http_reply(status: int, body: bytes | None, headers: dict[str, str] | None = None) -> bytes:
+    """Status line, headers and body as one write (a stream when ``body`` is None)."""
+    import http
+    lines = [f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}", *(f"{k}: {v}" for k, v in (headers or {}).items())]
+    lines.append(f"Content-Length: {len(body)}" if body is not None else "Connection: close")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
+
+
+async def _bridge_http(connect: Callable[..., Client], host: str, port: int, token: str | None,
+                       announce: Callable[[str], None], *, eager: bool = False) -> None:
+    """Serve ``bridge --listen`` until cancelled."""
+    downstream = _HTTPDownstream(lambda send: _Bridge(connect, send), host, token)
+    server = await asyncio.start_server(downstream.serve, host, port, limit=MAX_BRIDGE_BODY + (64 << 10))
+    bound = server.sockets[0].getsockname()[1]
+    downstream.hosts = {f"{name}:{bound}" for name in (host, "localhost", "127.0.0.1", "[::1]")}
+    announce(f"http://{host}:{bound}/mcp")
+    try:
+        if eager:
+            await downstream.bridge.upstream()
+        async with server:
+            await server.serve_forever()
+    finally:
+        if downstream.bridge.client is not None:
+            await downstream.bridge.client.close(fast=True)
+
+
 # -- CLI --------------------------------------------------------------------------------------
 # Everything that parses argv or writes to a terminal. main() turns every MCPError into one
 # line on stderr and the exit code of its kind.
@@ -5696,6 +5847,13 @@ def _add_bridge_parser(command: Callable[[str, str], Any]) -> None:
     p.add_argument("--eager", action="store_true", help="connect to SERVER at once, not at the first request")
     p.add_argument("--login", action="store_true", help="when SERVER needs an OAuth login, run it "
                    "on this terminal (otherwise the request fails: run mcpmini login SERVER)")
+    p.add_argument("--listen", metavar="[HOST:]PORT", help="serve Streamable HTTP on HOST:PORT "
+                   "(default host 127.0.0.1) instead of stdio")
+    p.add_argument("--token", help="the bearer token HTTP clients must send (default: a random "
+                   "one, printed once on stderr)")
+    p.add_argument("--no-auth", action="store_true", help="accept HTTP clients without a token")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="let --listen bind an address that is not loopback")
 
 
 def _add_ask_parser(command: Callable[[str, str], Any]) -> None:
@@ -6346,7 +6504,23 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
         return _client_for(server, args, out, reconnect=True, auth=auth, on_request=on_request,
                            on_notification=on_notification, capabilities=capabilities,
                            client_info=client_info)
-    await _bridge_stdio(connect, eager=args.eager)
+    if not args.listen:
+        await _bridge_stdio(connect, eager=args.eager)
+        return 0
+    host, _, port = args.listen.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or int(port) > 65535:
+        raise _UsageError(f"--listen {args.listen!r} is not [HOST:]PORT")
+    if not (_host_is_loopback(host) or args.allow_remote):
+        raise _UsageError(f"--listen {host} is not a loopback address: an MCP bridge on the network "
+                          "lets anyone use SERVER; add --allow-remote if that is what you want")
+    token = None if args.no_auth else (args.token or base64.urlsafe_b64encode(os.urandom(24)).decode())
+
+    def announce(url: str) -> None:
+        out.note(f"mcpmini: bridge on {url} for {server.name}" + (
+            f"; clients send: Authorization: Bearer {token}" if token else " (no token: --no-auth)"))
+        _remember_secret(token)   # shown once, above; redacted from everything after
+    await _bridge_http(connect, host, int(port), token, announce, eager=args.eager)
     return 0
 
 
