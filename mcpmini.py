@@ -417,6 +417,11 @@ def _json_text(value: Any, indent: int | None = 2) -> str:
     return UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def _object(value: Any) -> JSON:
+    """``value`` when it is a JSON object, else an empty one (for what a peer may get wrong)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _user_dir(kind: str) -> str:
     """mcpmini's folder for the user's ``config``, ``cache`` or ``state`` files: the XDG
     variables, else ~/.config, ~/.cache, ~/.local/state (state: %LOCALAPPDATA% on Windows)."""
@@ -3343,10 +3348,11 @@ class _EraCache:
 
     def _load(self) -> dict[str, str]:
         try:
+            _check_private(self.path, "era cache")   # it steers how servers are reached
             with open(self.path, encoding="utf-8") as f:
-                data = json.load(f)
-            return data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
+                return _object(json.load(f))
+        except (OSError, ValueError) as exc:   # ConfigError is a ValueError
+            log.debug("the era cache is not used: %s", exc)
             return {}
 
     def get(self, key: str) -> str | None:
@@ -3378,10 +3384,6 @@ def _not_mcp_http(exc: BaseException) -> str:
     if not isinstance(exc, _HTTPStatusError) or exc.status in (401, 403):
         return ""
     return exc.media_type or f"HTTP {exc.status}"
-
-
-def _object(value: Any) -> JSON:
-    return value if isinstance(value, dict) else {}
 
 
 @dataclasses.dataclass
