@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from cli_fakes import (BLOB, MCPMINI, NASTY, NASTY_RAW, ROOT, UNICODE_TEXT, WEATHER, alive, wait_until,
-                       write_json)
+from fake_server import BLOB, NASTY, NASTY_RAW, UNICODE_TEXT
+from harness import MCPMINI, ROOT, WEATHER, alive, wait_until, write_json
 
 WEATHER_CMD = f"{sys.executable} {WEATHER}"
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from cli_fakes import MCPMINI, alive, group_alive, wait_until
+from harness import MCPMINI, alive, group_alive, wait_until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from cli_fakes import MCPMINI, write_json
+from harness import MCPMINI, write_json
 
 
 def names(cli) -> dict[str, dict]:
@@ -142,10 +142,9 @@ def test_trust_without_a_terminal_and_without_yes_is_2(cli, fake, work, tmp_path
     assert cli("call", "proj", "whoami").code == 2
 
 
-def test_trust_without_a_terminal_subprocess(fake, work, tmp_path):
+def test_trust_without_a_terminal_subprocess(proc, fake, work, tmp_path):
     write_json(work / ".mcp.json", {"mcpServers": {"proj": fake().entry()}})
-    p = subprocess.run([sys.executable, str(MCPMINI), "trust"], input=b"y\n", capture_output=True,
-                       timeout=60, start_new_session=True)  # no controlling terminal either
+    p = proc("trust", input=b"y\n", start_new_session=True)  # no controlling terminal either
     assert p.returncode == 2, p.stderr
     assert not (tmp_path / "xdg-config" / "mcpmini" / "trusted.json").exists()
 
