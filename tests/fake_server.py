@@ -32,7 +32,8 @@ Identity: ``name`` (--name), ``instructions`` (null: none; default: the era's na
 is ""), ``endless``, ``ttl_ms``; ``no_result_type``. Process: ``ignore_eof``,
 ``ignore_sigterm`` (--stubborn: both), ``exit_after_calls`` N (exit 7 after the N-th answer).
 Start-up stderr: ``env NAME=value`` per ``echo_env`` name and ``say TEXT``; the ``say`` and
-``crash`` tools repeat both (what a careless server leaks).
+``crash`` tools repeat both (what a careless server leaks). ``ref_url``: the ``$ref`` in the
+"typed" tool's schema; ``error_detail``: appended to the "rpc_error" message.
 
 Tools: ``tools`` replaces the default ``TOOLS``. A tool is its wire entry plus what it ``does``
 (default "call": its name and arguments as JSON) and options for that (``text``,
@@ -161,7 +162,8 @@ def progress_token(params: JSON) -> Any:
 class Server:
     def __init__(self, cfg: JSON) -> None:
         self.cfg = cfg
-        self.write_lock, self.record_lock = threading.Lock(), threading.RLock()  # RLock: the SIGTERM handler records
+        self.write_lock = threading.Lock()
+        self.record_lock = threading.RLock()   # reentrant: the SIGTERM handler records too
         self.era: str | None = None      # "pin": the era the first message fixed
         self.initialized = self.saw_discover = False
         self.rejects = self.list_calls = self.answered = self.pair_waiting = 0
@@ -232,11 +234,13 @@ class Server:
             return self.send({"jsonrpc": "2.0", "id": rid, "result": {}})
         if how == "-32022" and self.rejects < int(self.cfg.get("reject_times", 1)):
             self.rejects += 1
+            requested = params.get("_meta", {}).get(META_VERSION)
             return self.error(rid, -32022, "Unsupported protocol version",
-                              {"supported": self.supported(), "requested": params.get("_meta", {}).get(META_VERSION)})
+                              {"supported": self.supported(), "requested": requested})
         if how == "-32022":  # accepted after the rejection(s)
             return self.reply(rid, result, True)
-        self.error(rid, int(how), "Method not found" if how == "-32601" else "Invalid params: not initialized")
+        message = "Method not found" if how == "-32601" else "Invalid params: not initialized"
+        self.error(rid, int(how), message)
 
     def initialize(self, rid: Any, params: JSON) -> None:
         requested = params.get("protocolVersion")
@@ -313,10 +317,12 @@ class Server:
     def list(self, rid: Any, method: str, params: JSON, modern: bool) -> None:
         self.list_calls += 1
         key, cursor = LIST_KEYS[method], params.get("cursor")
-        extra = {"ttlMs": self.cfg["ttl_ms"], "cacheScope": "public"} if modern and "ttl_ms" in self.cfg else {}
+        extra = {}
+        if modern and "ttl_ms" in self.cfg:
+            extra = {"ttlMs": self.cfg["ttl_ms"], "cacheScope": "public"}
         if self.cfg.get("endless"):  # always one more page, forever
-            return self.reply(rid, {key: [{"name": f"endless{self.list_calls}"}], "nextCursor": "again", **extra},
-                              modern)
+            page = [{"name": f"endless{self.list_calls}"}]
+            return self.reply(rid, {key: page, "nextCursor": "again", **extra}, modern)
         items = {"tools": self.listed_tools, "resources": lambda: RESOURCES,
                  "resourceTemplates": lambda: TEMPLATES, "prompts": lambda: PROMPTS}[key]()
         pages = max(1, int(self.cfg.get("pages", 1)))
@@ -342,7 +348,8 @@ class Server:
     def listed_tools(self) -> list[JSON]:
         tools = [{"inputSchema": OBJECT, **{k: v for k, v in t.items() if k not in BEHAVIOUR_KEYS}}
                  for t in self.tools]
-        return tools + [{"name": f"gen{i}", "inputSchema": OBJECT} for i in range(self.cfg.get("extra_items", 0))]
+        return tools + [{"name": f"gen{i}", "inputSchema": OBJECT}
+                        for i in range(self.cfg.get("extra_items", 0))]
 
     def read(self, rid: Any, uri: Any, modern: bool) -> None:
         if uri == "fake://text":
@@ -403,8 +410,9 @@ class Server:
     def tool_progress(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
         steps, delay = int(args.get("steps", 2)), float(args.get("delay", 0.0))
         for i in range(1, steps + 1):
-            self.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
-                "progressToken": progress_token(params), "progress": i, "total": steps, "message": f"step {i}"}})
+            self.send({"jsonrpc": "2.0", "method": "notifications/progress",
+                       "params": {"progressToken": progress_token(params), "progress": i,
+                                  "total": steps, "message": f"step {i}"}})
             time.sleep(delay)
         return text(f"done after {steps} steps")
 

@@ -105,6 +105,25 @@ def run_proc(*argv: Any, env: dict[str, str] | None = None, unset: tuple[str, ..
                           capture_output=True, timeout=timeout, **kwargs)
 
 
+@contextlib.contextmanager
+def running(*argv: Any, **kwargs: Any) -> Iterator[subprocess.Popen]:
+    """A real ``python3 mcpmini.py ARGV`` to interact with (stdin /dev/null, stdout and stderr
+    piped, unless given); killed at the end if it still runs, its pipes closed."""
+    kwargs.setdefault("stdin", subprocess.DEVNULL)
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    process = subprocess.Popen([sys.executable, str(MCPMINI), *map(str, argv)], **kwargs)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for pipe in (process.stdout, process.stderr):
+            if pipe:
+                pipe.close()
+
+
 def write_json(path: Path, data: Any) -> Path:
     """Write ``data`` as readable UTF-8 JSON (parents made); the path back."""
     path.parent.mkdir(parents=True, exist_ok=True)

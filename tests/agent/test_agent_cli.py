@@ -9,14 +9,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 import mcpmini
 from agent_fakes import ScriptedModel, answer, calls, raw
 from agent_harness import ECHO_SCHEMA, fake_entry, received, tool_calls_received, write_config
-from harness import EXAMPLES, MCPMINI, ROOT, run
+from harness import EXAMPLES, ROOT, run, running, wait_until
 
 ECHO = {"name": "echo", "inputSchema": ECHO_SCHEMA}
 KEY = "sk-test-KEY-0123456789abcdefXYZW"
@@ -182,19 +181,12 @@ def test_confirm_asks_on_the_terminal(capsys):
 def test_ctrl_c_cancels_the_tool_call_on_the_wire_and_exits_130(tmp_path):
     cfg = write_config(tmp_path, {"fake": fake_entry(tmp_path, [{"name": "slow", "does": "slow", "seconds": 30}],
                                                   ignore_sigterm=True)})
-    with ScriptedModel([calls(("fake_slow", "{}", "c1")), answer("never")]) as model:
-        proc = subprocess.Popen([sys.executable, MCPMINI, "--config", cfg, "ask", "q", "--model", "m",
-                                 "--base-url", model.base_url], cwd=tmp_path,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 15
-            while not tool_calls_received(tmp_path) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert tool_calls_received(tmp_path), "the tool was never called"
-            proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=15)
-        finally:
-            proc.kill()
+    with ScriptedModel([calls(("fake_slow", "{}", "c1")), answer("never")]) as model, \
+            running("--config", cfg, "ask", "q", "--model", "m", "--base-url", model.base_url,
+                    text=True) as proc:
+        assert wait_until(lambda: tool_calls_received(tmp_path), 15), "the tool was never called"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
     assert proc.returncode == 130, err
     assert "interrupted" in err
     call_id = next(m["id"] for m in received(tmp_path) if m.get("method") == "tools/call")
@@ -215,17 +207,16 @@ def demo_model(tmp_path):
 
 
 @pytest.mark.parametrize("stream_flag", [[], ["--no-stream"]])
-def test_demo_umbrella_in_hangzhou(tmp_path, demo_model, stream_flag):
+def test_demo_umbrella_in_hangzhou(proc, demo_model, stream_flag):
     """The issue's "Done when": the demo model answers from a real tools/call to the weather server."""
     assert demo_model.startswith("http://127.0.0.1:")
-    argv = [sys.executable, MCPMINI, "--config", "examples/mcp.json", "ask",
-            "should I take an umbrella in Hangzhou tomorrow?", "--base-url", demo_model, "--model", "demo",
-            *stream_flag]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    argv = ["--config", "examples/mcp.json", "ask", "should I take an umbrella in Hangzhou tomorrow?",
+            "--base-url", demo_model, "--model", "demo", *stream_flag]
+    done = proc(*argv, cwd=ROOT, encoding="utf-8")
     assert done.returncode == 0, done.stderr
     assert "take an umbrella" in done.stdout.lower() and "light rain" in done.stdout
     assert "calling weather/get_forecast" in done.stderr
-    as_json = subprocess.run(argv + ["--json"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    as_json = proc(*argv, "--json", cwd=ROOT, encoding="utf-8")
     transcript = json.loads(as_json.stdout)
     call = transcript["steps"][0]["tool_calls"][0]
     assert (call["server"], call["tool"], call["is_error"]) == ("weather", "get_forecast", False)
