@@ -160,6 +160,8 @@ def progress_token(params: JSON) -> Any:
 
 
 class Server:
+    """One server process: its configuration, what it has seen, and how it answers."""
+
     def __init__(self, cfg: JSON) -> None:
         self.cfg = cfg
         self.write_lock = threading.Lock()
@@ -171,7 +173,8 @@ class Server:
         self.responses: JSON = {}        # our requests' answers, by JSON of their id
         self.cancelled: dict[Any, threading.Event] = {}
         ref_url = cfg.get("ref_url", "http://127.0.0.1:9/never-fetched.json")
-        self.tools: list[JSON] = json.loads(json.dumps(cfg.get("tools", TOOLS)).replace("REF-URL", ref_url))
+        self.tools: list[JSON] = json.loads(json.dumps(cfg.get("tools", TOOLS)).replace("REF-URL",
+                                                                                    ref_url))
         self.info = {"name": cfg.get("name", "fake"), "version": VERSION}
 
     # -- plumbing ------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The plain helpers of mcpmini's test suite, importable from any test (``from harness import
-run``): the bounded ``run(coro)``, the two ways to run the command line, process checks, and
+run``): the bounded ``run(coro)``, the ways to run the command line (in-process, as a process,
+as a live process to interact with), process checks, and
 :class:`FakeServer`, the handle of the one fake stdio server (``fake_server.py``).
 
 The fixtures built on them (isolation, ``cli``, ``proc``, ``fake``, ``run``) are in
