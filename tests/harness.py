@@ -273,6 +273,16 @@ class FakeServer:
     def started(self) -> bool:
         return bool(self.starts())
 
+    def processes(self) -> list[list[dict]]:
+        """The messages received, one list per process started, in start order."""
+        runs: list[list[dict]] = []
+        for e in self.entries():
+            if "_start" in e:
+                runs.append([])
+            elif runs and not any(k.startswith("_") for k in e):
+                runs[-1].append(e)
+        return runs
+
     def children(self) -> list[int]:
         return [e["_child"] for e in self.entries() if "_child" in e]
 

@@ -96,22 +96,20 @@ def test_server_dying_on_the_probe_is_restarted_and_initialized_directly(fake):
     f = fake("legacy-exit")
     got = run(_connect(f))
     assert got["era"] == "legacy" and "echo" in got["tools"]
-    entries = f.entries()
-    starts = [i for i, m in enumerate(entries) if "_start" in m]
-    assert len(starts) == 2, entries
-    assert entries[starts[0] + 1]["method"] == "server/discover"
-    assert entries[starts[1] + 1]["method"] == "initialize"  # no probe the second time
+    runs = f.processes()
+    assert len(runs) == 2, f.entries()
+    assert runs[0][0]["method"] == "server/discover"
+    assert runs[1][0]["method"] == "initialize"  # no probe the second time
 
 
 def test_legacy_error_after_a_silent_probe_restarts_for_initialize(fake, fast_probe):
     f = fake("legacy-silent", init_after_discover=-32600)
     got = run(_connect(f))
     assert got["era"] == "legacy" and "echo" in got["tools"]
-    entries = f.entries()
-    starts = [i for i, m in enumerate(entries) if "_start" in m]
-    assert len(starts) == 2, entries
-    assert entries[starts[1] + 1]["method"] == "initialize"
-    assert "server/discover" not in [m.get("method") for m in entries[starts[1]:]]
+    runs = f.processes()
+    assert len(runs) == 2, f.entries()
+    assert runs[1][0]["method"] == "initialize"
+    assert "server/discover" not in [m.get("method") for m in runs[1]]
 
 
 def test_era_fixed_by_the_first_message_late_discover(fake, fast_probe):
