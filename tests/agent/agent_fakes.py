@@ -1,35 +1,21 @@
-#!/usr/bin/env python3
-"""Fakes for the agent tests (stdlib only).
+"""The scripted model of the agent tests (stdlib only; the fake MCP servers are
+tests/fake_server.py, see agent_harness.fake_server).
 
-In-process: :class:`ScriptedModel`, an OpenAI-compatible Chat Completions server on 127.0.0.1
-that plays a script — a list of replies, one per request — and records every request (path,
-headers, parsed body). Replies are built with :func:`answer`, :func:`calls`, :func:`raw`,
-:func:`sse` and :func:`empty_stream`; ``answer``/``calls`` are sent streamed or as one JSON body,
-as the request asks. ``rules`` (:func:`llama_cpp_python`) play a real server's refusals first.
-
-As a program: ``python3 agent_fakes.py CONFIG_JSON`` is a small legacy-era MCP stdio server.
-CONFIG_JSON: ``{"tools": [{"name", "inputSchema"?, "does"?}], "instructions"?, "record"?,
-"exit_after_calls"?}``. What a tool ``does``: ``echo`` (default: its name and arguments as
-JSON), ``error`` (isError), ``rpc_error`` (JSON-RPC -32000), ``big`` (``size`` characters),
-``slow`` (sleeps ``seconds``), ``pair`` (answers only once two ``pair`` calls are in flight, or
-"alone" after 5 s), ``env`` (the names of its environment variables), ``weather`` (a forecast).
-Every line received goes to ``record`` (JSON lines); a process start writes ``{"_start": pid}``.
-``exit_after_calls`` N: the process exits right after answering its N-th tools/call;
-``ignore_sigterm``: only SIGKILL ends it.
+:class:`ScriptedModel` is an OpenAI-compatible Chat Completions server on 127.0.0.1 that plays a
+script — a list of replies, one per request — and records every request (path, headers, parsed
+body). Replies are built with :func:`answer`, :func:`calls`, :func:`raw`, :func:`sse` and
+:func:`empty_stream`; ``answer``/``calls`` are sent streamed or as one JSON body, as the request
+asks. ``rules`` (:func:`llama_cpp_python`) play a real server's refusals first.
 """
 from __future__ import annotations
 
 import json
-import os
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 JSON = dict[str, Any]
-
-# -- Scripted model (in-process) -----------------------------------------------------------
 
 
 def answer(text: str, *, finish: str = "stop", pieces: int = 3, usage: JSON | None = None,
@@ -261,101 +247,3 @@ class ScriptedModel:
             out.append({"id": "chatcmpl-t", "object": "chat.completion.chunk", "choices": [],
                         "usage": reply["usage"]})
         return out
-
-
-# -- Fake MCP stdio server (a program) --------------------------------------------------------
-
-CFG: JSON = {}
-WRITE = threading.Lock()
-STATE: JSON = {"calls": 0, "pair_waiting": 0, "pair_event": threading.Event()}
-
-
-def _record(obj: Any) -> None:
-    if CFG.get("record"):
-        with open(CFG["record"], "a", encoding="utf-8") as f:
-            f.write(json.dumps(obj) + "\n")
-
-
-def _send(msg: JSON) -> None:
-    with WRITE:
-        sys.stdout.write(json.dumps(msg) + "\n")
-        sys.stdout.flush()
-
-
-def _tool_result(tool: JSON, args: JSON) -> JSON:
-    does = tool.get("does", "echo")
-    if does == "error":
-        return {"content": [{"type": "text", "text": "the city is not known"}], "isError": True}
-    if does == "big":
-        return {"content": [{"type": "text", "text": "x" * int(tool.get("size", 1000))}]}
-    if does == "slow":
-        time.sleep(float(tool.get("seconds", 30)))
-    if does == "env":
-        return {"content": [{"type": "text", "text": json.dumps(sorted(os.environ))}]}
-    if does == "weather":
-        return {"content": [{"type": "text", "text": f"{args.get('city')}: light rain"}]}
-    if does == "pair":
-        STATE["pair_waiting"] += 1
-        if STATE["pair_waiting"] >= 2:
-            STATE["pair_event"].set()
-        together = STATE["pair_event"].wait(5)
-        return {"content": [{"type": "text", "text": "together" if together else "alone"}]}
-    return {"content": [{"type": "text", "text": json.dumps({"tool": tool["name"], "arguments": args})}]}
-
-
-def _call(rid: Any, params: JSON) -> None:
-    tools = {t["name"]: t for t in CFG.get("tools", [])}
-    tool = tools.get(params.get("name"))
-    if tool is None:
-        _send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "unknown tool"}})
-        return
-    if tool.get("does") == "rpc_error":
-        _send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "database is down"}})
-    else:
-        _send({"jsonrpc": "2.0", "id": rid, "result": _tool_result(tool, params.get("arguments") or {})})
-    STATE["calls"] += 1
-    if CFG.get("exit_after_calls") and STATE["calls"] >= CFG["exit_after_calls"]:
-        os._exit(7)
-
-
-def _handle(msg: JSON) -> None:
-    method, rid = msg.get("method"), msg.get("id")
-    if rid is None:
-        return
-    if method == "initialize":
-        result: JSON = {"protocolVersion": msg["params"]["protocolVersion"],
-                        "capabilities": {"tools": {}}, "serverInfo": {"name": "agent-fake", "version": "1"}}
-        if CFG.get("instructions"):
-            result["instructions"] = CFG["instructions"]
-        _send({"jsonrpc": "2.0", "id": rid, "result": result})
-    elif method == "tools/list":
-        tools = [{k: v for k, v in t.items() if k not in ("does", "size", "seconds")}
-                 for t in CFG.get("tools", [])]
-        for t in tools:
-            t.setdefault("inputSchema", {"type": "object"})
-        _send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
-    elif method == "tools/call":
-        threading.Thread(target=_call, args=(rid, msg.get("params") or {}), daemon=True).start()
-    elif method == "ping":
-        _send({"jsonrpc": "2.0", "id": rid, "result": {}})
-    else:   # server/discover too: a legacy-only server
-        _send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
-
-
-def main() -> None:
-    CFG.update(json.loads(sys.argv[1]))
-    if CFG.get("ignore_sigterm"):   # lives until SIGKILL, so it reads what was sent before
-        import signal
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _record({"_start": os.getpid()})
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        msg = json.loads(line)
-        _record(msg)
-        if isinstance(msg, dict):
-            _handle(msg)
-
-
-if __name__ == "__main__":
-    main()

@@ -7,15 +7,14 @@ import socket
 
 import pytest
 
+import mcpmini
 from agent_fakes import ScriptedModel, answer, raw
-from agent_harness import isolate, mcpmini, run  # noqa: F401
+from harness import run
 
 KEY = "sk-proj-abcdefghijklmnop0123456789WXYZ"
 
 
-@pytest.fixture(autouse=True)
-def quick_backoff(monkeypatch):
-    monkeypatch.setattr(mcpmini, "AGENT_BACKOFF", (0.01, 0.02))
+pytestmark = pytest.mark.usefixtures("quick_backoff")
 
 
 def agent(base_url, **options):

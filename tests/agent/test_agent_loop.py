@@ -7,8 +7,10 @@ import re
 
 import pytest
 
+import mcpmini
 from agent_fakes import ScriptedModel, answer, calls
-from agent_harness import ECHO_SCHEMA, fake_client, isolate, mcpmini, run, tool_calls_received  # noqa: F401
+from agent_harness import ECHO_SCHEMA, fake_client, tool_calls_received
+from harness import run
 
 ECHO = {"name": "echo", "inputSchema": ECHO_SCHEMA, "description": "Echo the arguments."}
 
@@ -177,7 +179,8 @@ def test_unknown_tool_name_and_schema_failures_are_errors_for_the_model(tmp_path
 
 
 def test_is_error_and_json_rpc_errors_go_back_to_the_model(tmp_path):
-    tools = [{"name": "bad", "does": "error"}, {"name": "down", "does": "rpc_error"}]
+    tools = [{"name": "bad", "does": "error", "text": "the city is not known"},
+             {"name": "down", "does": "rpc_error", "message": "database is down"}]
     script = [calls(("fake_bad", "{}", "c1"), ("fake_down", "{}", "c2")), answer("sorry")]
     with ScriptedModel(script) as model:
         transcript, _ = agent(model, [fake_client(tmp_path, tools)])

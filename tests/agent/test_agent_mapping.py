@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from agent_harness import isolate, mcpmini  # noqa: F401  (isolate: autouse fixture)
+import mcpmini
 
 PORTABLE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 

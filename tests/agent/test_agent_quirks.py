@@ -9,33 +9,17 @@ import json
 
 import pytest
 
+import mcpmini
 from agent_fakes import (PYDANTIC_CONTENT_NULL, ScriptedModel, answer, calls, chunk, empty_stream,
                          llama_cpp_python, raw, sse)
-from agent_harness import (ECHO_SCHEMA, fake_client, fake_entry, isolate, mcpmini,  # noqa: F401
-                           run, tool_calls_received, write_config)
+from agent_harness import ECHO_SCHEMA, agent, fake_client, fake_entry, tool_calls_received, write_config
 
 ECHO = {"name": "echo", "inputSchema": ECHO_SCHEMA}
 VLLM_AUTO = {"error": {"message": "\"auto\" tool choice requires --enable-auto-tool-choice and "
                                   "--tool-call-parser to be set", "type": "BadRequestError",
                        "param": None, "code": 400}}
 
-
-@pytest.fixture(autouse=True)
-def quick_backoff(monkeypatch):
-    monkeypatch.setattr(mcpmini, "AGENT_BACKOFF", (0.01, 0.02))
-
-
-def agent(model, clients=(), **options):
-    texts: list[str] = []
-    transcript = run(mcpmini.run_agent("q", list(clients), model="m", base_url=model.base_url,
-                                       on_text=texts.append, **options))
-    return transcript, texts
-
-
-def ask(capsys, *argv):
-    code = mcpmini.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+pytestmark = pytest.mark.usefixtures("quick_backoff")
 
 
 @pytest.fixture
@@ -65,32 +49,32 @@ def test_tool_choice_none_still_offers_the_tools(tmp_path):
     assert model.bodies[0]["tool_choice"] == "none" and model.bodies[0]["tools"]
 
 
-def test_an_unknown_tool_choice_is_exit_2_before_the_model_is_asked(capsys, config):
+def test_an_unknown_tool_choice_is_exit_2_before_the_model_is_asked(cli, config):
     with ScriptedModel([answer("never")]) as model:
-        code, out, err = ask(capsys, "--config", config, "ask", "q", "--model", "m",
+        code, out, err = cli("--config", config, "ask", "q", "--model", "m",
                              "--base-url", model.base_url, "--tool-choice", "ecko")
     assert code == 2 and out == "" and model.requests == []
     assert "tool_choice 'ecko' is no offered tool; did you mean echo?" in err
 
 
-def test_a_tool_name_of_two_servers_must_be_named_with_its_server(tmp_path, capsys):
+def test_a_tool_name_of_two_servers_must_be_named_with_its_server(tmp_path, cli):
     cfg = write_config(tmp_path, {"a": fake_entry(tmp_path, [ECHO], name="a"),
                                   "b": fake_entry(tmp_path, [ECHO], name="b")})
     with ScriptedModel([answer("never")]) as model:
-        code, _, err = ask(capsys, "--config", cfg, "ask", "q", "--model", "m",
+        code, _, err = cli("--config", cfg, "ask", "q", "--model", "m",
                            "--base-url", model.base_url, "--tool-choice", "echo")
     assert code == 2 and "names 2 tools; name it as server/tool" in err and model.requests == []
     with ScriptedModel([calls(("b_echo", '{"city": "x"}', "c1")), answer("ok")]) as model:
-        code, out, _ = ask(capsys, "--config", cfg, "ask", "q", "--model", "m",
+        code, out, _ = cli("--config", cfg, "ask", "q", "--model", "m",
                            "--base-url", model.base_url, "--tool-choice", "b/echo")
     assert (code, out) == (0, "ok\n")
     assert model.bodies[0]["tool_choice"] == {"type": "function", "function": {"name": "b_echo"}}
 
 
-def test_a_400_about_tool_choice_is_retried_without_it_for_the_rest_of_the_run(capsys, config):
+def test_a_400_about_tool_choice_is_retried_without_it_for_the_rest_of_the_run(cli, config):
     script = [raw(400, VLLM_AUTO), calls(("fake_echo", '{"city": "a"}', "c1")), answer("done")]
     with ScriptedModel(script) as model:
-        code, out, err = ask(capsys, "-v", "--config", config, "ask", "q", "--model", "m",
+        code, out, err = cli("-v", "--config", config, "ask", "q", "--model", "m",
                              "--base-url", model.base_url, "--no-stream")
     assert (code, out) == (0, "done\n")
     assert [("tool_choice" in b, "tools" in b) for b in model.bodies] == [
@@ -100,9 +84,9 @@ def test_a_400_about_tool_choice_is_retried_without_it_for_the_rest_of_the_run(c
     assert '"auto" tool choice requires --enable-auto-tool-choice' in err
 
 
-def test_the_tool_choice_fallback_is_in_the_transcript_and_quiet_without_v(capsys, config):
+def test_the_tool_choice_fallback_is_in_the_transcript_and_quiet_without_v(cli, config):
     with ScriptedModel([raw(400, VLLM_AUTO), answer("ok")]) as model:
-        code, out, err = ask(capsys, "--config", config, "ask", "q", "--model", "m",
+        code, out, err = cli("--config", config, "ask", "q", "--model", "m",
                              "--base-url", model.base_url, "--json")
     assert code == 0 and "asking again" not in err
     retries = json.loads(out)["steps"][0]["retries"]
@@ -147,9 +131,9 @@ def test_text_beside_calls_is_echoed_as_it_came():
 # Streams that end before their first event -----------------------------------------------------
 
 @pytest.mark.parametrize("empty", [empty_stream(), sse(": keep-alive", ": ping", done=False)])
-def test_an_empty_stream_is_asked_again_unstreamed_with_a_v_note(capsys, config, empty):
+def test_an_empty_stream_is_asked_again_unstreamed_with_a_v_note(cli, config, empty):
     with ScriptedModel([empty, answer("Take one.")]) as model:
-        code, out, err = ask(capsys, "-v", "--config", config, "ask", "q", "--model", "m",
+        code, out, err = cli("-v", "--config", config, "ask", "q", "--model", "m",
                              "--base-url", model.base_url)
     assert (code, out) == (0, "Take one.\n")
     first, second = model.bodies
@@ -158,11 +142,11 @@ def test_an_empty_stream_is_asked_again_unstreamed_with_a_v_note(capsys, config,
     assert "ended its stream before its first event; asking again without streaming" in err
 
 
-def test_an_empty_stream_then_an_error_fails_with_that_error(capsys, config):
+def test_an_empty_stream_then_an_error_fails_with_that_error(cli, config):
     overflow = raw(400, {"error": {"message": "This model's maximum context length is 1024 tokens.",
                                    "type": "invalid_request_error", "code": "context_length_exceeded"}})
     with ScriptedModel([empty_stream(), overflow, answer("never")]) as model:
-        code, out, err = ask(capsys, "--config", config, "ask", "q", "--model", "m",
+        code, out, err = cli("--config", config, "ask", "q", "--model", "m",
                              "--base-url", model.base_url, "--json")
     assert code == 1 and len(model.requests) == 2
     error = json.loads(err.splitlines()[-1])["error"]
@@ -199,9 +183,9 @@ def test_a_stream_with_events_but_no_finish_is_not_asked_unstreamed():
     (400, {"message": "line one\nline two\n\n  three"}, 1, "HTTP 400: line one line two three"),
     (502, b"<html>\r\n<body>Bad gateway</body>\r\n</html>", 1, "HTTP 502: <html> <body>Bad gateway</body> </html>"),
 ])
-def test_an_endpoint_error_is_one_readable_line(capsys, config, status, body, code, shown):
+def test_an_endpoint_error_is_one_readable_line(cli, config, status, body, code, shown):
     with ScriptedModel([raw(status, body)] * 3) as model:
-        got, out, err = ask(capsys, "--config", config, "ask", "q", "--model", "m",
+        got, out, err = cli("--config", config, "ask", "q", "--model", "m",
                             "--base-url", model.base_url, "--no-stream")
     assert (got, out) == (code, "")
     lines = [line for line in err.splitlines() if line.startswith("mcpmini: error: ")]

@@ -7,9 +7,10 @@ import sys
 
 import pytest
 
+import mcpmini
 from agent_fakes import ScriptedModel, answer, calls
-from agent_harness import (ECHO_SCHEMA, fake_client, isolate, mcpmini, received, run,  # noqa: F401
-                           tool_calls_received)
+from agent_harness import ECHO_SCHEMA, fake_client, received, tool_calls_received
+from harness import run
 
 ECHO = {"name": "echo", "inputSchema": ECHO_SCHEMA}
 

@@ -5,22 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+import mcpmini
 from agent_fakes import ScriptedModel, answer, chunk, raw, sse
-from agent_harness import ECHO_SCHEMA, fake_client, isolate, mcpmini, run, tool_calls_received  # noqa: F401
+from agent_harness import ECHO_SCHEMA, agent, fake_client, tool_calls_received
 
 ECHO = {"name": "echo", "inputSchema": ECHO_SCHEMA}
 
-
-@pytest.fixture(autouse=True)
-def quick_backoff(monkeypatch):
-    monkeypatch.setattr(mcpmini, "AGENT_BACKOFF", (0.01, 0.02))
-
-
-def agent(model, clients=(), **options):
-    texts: list[str] = []
-    transcript = run(mcpmini.run_agent("q", list(clients), model="m", base_url=model.base_url,
-                                       on_text=texts.append, **options))
-    return transcript, texts
+pytestmark = pytest.mark.usefixtures("quick_backoff")
 
 
 def tc(index, id=None, name=None, arguments=None, **extra):

@@ -1,6 +1,6 @@
 """Stdlib fakes for mcpmini's OAuth tests: one MCP resource server plus authorization servers
-on 127.0.0.1 (``AuthWorld``), switches for each discovery/registration/callback rule, and a
-``run(coro)`` helper with a hard deadline.
+on 127.0.0.1 (``AuthWorld``), switches for each discovery/registration/callback rule, and
+``make_client``.
 
 The MCP endpoint is ``/mcp`` (modern era, stateless). A request needs ``Bearer <token>`` with
 a token the AS issued for the scopes ``world.required`` (401 otherwise) and, for tools/call,
@@ -9,25 +9,17 @@ it answers 302 to ``redirect_uri?code=…&state=…&iss=…`` like the conforman
 """
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any, Awaitable
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+import mcpmini
+
 MODERN = "2026-07-28"
-DEADLINE = 20.0
-
-
-def run(coro: Awaitable[Any], timeout: float = DEADLINE) -> Any:
-    """Run a coroutine on a fresh event loop with a hard deadline."""
-    async def bounded() -> Any:
-        return await asyncio.wait_for(coro, timeout)
-    return asyncio.run(bounded())
 
 
 def follow(url: str) -> None:
@@ -37,13 +29,9 @@ def follow(url: str) -> None:
         resp.read()
 
 
-ROOT = Path(__file__).resolve().parents[2]   # the checkout (holds mcpmini.py)
-
-
 def make_client(world: "AuthWorld", **auth: Any) -> Any:
     """A modern-era client of the fake with an in-memory store and the redirect-following
     "browser" (override any _OAuth keyword)."""
-    import mcpmini
     options = {"store": None, "interactive": True, "open_browser": follow, "callback_port": 0, **auth}
     return mcpmini.Client(world.url, protocol=mcpmini.MODERN_VERSION, era_cache=False, timeout=10,
                           auth=options)

@@ -53,56 +53,55 @@ def paste_back(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_auth_cli_login_no_browser_then_logout(world: AuthWorld, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+                                               monkeypatch: pytest.MonkeyPatch, cli: Any) -> None:
     cfg = config(tmp_path, world)
     notes = paste_back(monkeypatch)
-    assert mcpmini.main(["--config", cfg, "login", "demo", "--no-browser", "--callback-port", "0"]) == 0
+    assert cli("--config", cfg, "login", "demo", "--no-browser", "--callback-port", "0").code == 0
     assert any(n.startswith("mcpmini: logged in to demo") for n in notes), notes
     assert len(world.token_requests) == 1
     store = tmp_path / "xdg-state" / "mcpmini" / "oauth.json"
     assert store.exists()
     # a later command runs with the stored token, without a terminal
     monkeypatch.setattr("sys.stdin", open("/dev/null"))
-    capsys.readouterr()
-    assert mcpmini.main(["--config", cfg, "servers"]) == 0
-    rows = capsys.readouterr().out.splitlines()
+    r = cli("--config", cfg, "servers")
+    assert r.code == 0
+    rows = r.out.splitlines()
     assert "logged in" in next(r for r in rows if r.startswith("demo")).split("\t")[-1]
     assert len(next(r for r in rows if r.startswith("local")).split("\t")) == 5  # stdio: no auth column
-    assert mcpmini.main(["--config", cfg, "tools", "demo"]) == 0
-    assert "echo" in capsys.readouterr().out
+    r = cli("--config", cfg, "tools", "demo")
+    assert r.code == 0 and "echo" in r.out
     assert len(world.authorize_requests) == 1
-    assert mcpmini.main(["--config", cfg, "logout", "demo"]) == 0
-    assert mcpmini.main(["--config", cfg, "servers"]) == 0
-    assert "not logged in" in capsys.readouterr().out
+    assert cli("--config", cfg, "logout", "demo").code == 0
+    r = cli("--config", cfg, "servers")
+    assert r.code == 0 and "not logged in" in r.out
 
 
 def test_auth_cli_no_terminal_exit_4(world: AuthWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                     capsys: Any) -> None:
+                                     cli: Any) -> None:
     cfg = config(tmp_path, world)
     monkeypatch.setattr("sys.stdin", open("/dev/null"))
-    assert mcpmini.main(["--config", cfg, "tools", "demo"]) == 4
-    err = capsys.readouterr().err
-    assert "mcpmini login demo" in err
-    assert mcpmini.main(["--config", cfg, "login", "demo"]) == 4
-    assert "mcpmini login demo" in capsys.readouterr().err
+    for command in ("tools", "login"):
+        r = cli("--config", cfg, command, "demo")
+        assert r.code == 4 and "mcpmini login demo" in r.err
     assert world.authorize_requests == [] and world.registrations == []
 
 
-def test_auth_cli_static_header_turns_oauth_off(world: AuthWorld, tmp_path: Path, capsys: Any) -> None:
+def test_auth_cli_static_header_turns_oauth_off(world: AuthWorld, tmp_path: Path, cli: Any) -> None:
     path = tmp_path / "servers.json"
     path.write_text(json.dumps({"mcpServers": {"demo": {"url": world.url, "headers": {
         "Authorization": "Bearer static-token-1"}}, "off": {"url": world.url, "oauth": False}}}))
-    assert mcpmini.main(["--config", str(path), "servers"]) == 0
-    out = capsys.readouterr().out
-    assert "static header" in out and "oauth off" in out and "static-token-1" not in out
+    r = cli("--config", path, "servers")
+    assert r.code == 0
+    assert "static header" in r.out and "oauth off" in r.out and "static-token-1" not in r.out
 
 
-def test_auth_cli_config_oauth_keys(world: AuthWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auth_cli_config_oauth_keys(world: AuthWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    cli: Any) -> None:
     monkeypatch.setenv("DEMO_SECRET", "pre-secret")
     world.dcr, world.pre_registered = False, ("pre-id", "pre-secret")
     cfg = config(tmp_path, world, clientId="pre-id", clientSecret="${DEMO_SECRET}", callbackPort=0)
     paste_back(monkeypatch)
-    assert mcpmini.main(["--config", cfg, "login", "demo", "--no-browser"]) == 0
+    assert cli("--config", cfg, "login", "demo", "--no-browser").code == 0
     assert world.token_requests[0]["_basic"] and world.registrations == []
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"mcpServers": {"x": {"url": world.url, "oauth": {"clientID": "a"}}}}))

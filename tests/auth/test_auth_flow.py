@@ -7,7 +7,8 @@ import base64
 import pytest
 
 import mcpmini
-from auth_fakes import ROOT, AuthWorld, make_client, run
+from auth_fakes import AuthWorld, make_client
+from harness import run
 
 
 async def tools(client: mcpmini.Client, call: bool = False) -> list:

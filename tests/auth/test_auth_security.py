@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import mcpmini
-from auth_fakes import ROOT, AuthWorld, make_client, run
+from auth_fakes import AuthWorld, make_client
+from harness import run
 
 
 def test_auth_challenge_parser_not_fooled() -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import mcpmini
-from auth_fakes import ROOT, AuthWorld, make_client, run
+from auth_fakes import AuthWorld, follow, make_client
+from harness import ROOT, run
 
 
 def stored(path: Path) -> dict:
@@ -49,7 +50,7 @@ def test_auth_store_file_private_and_keyed(world: AuthWorld, tmp_path: Path) -> 
 
 def test_auth_default_store_under_state_dir(world: AuthWorld, tmp_path: Path) -> None:
     client = mcpmini.Client(world.url, protocol=mcpmini.MODERN_VERSION, era_cache=False, timeout=10,
-                            auth={"interactive": True, "open_browser": __import__("auth_fakes").follow,
+                            auth={"interactive": True, "open_browser": follow,
                                   "callback_port": 0})
     run(list_tools(client))
     assert (tmp_path / "xdg-state" / "mcpmini" / "oauth.json").exists()
@@ -102,11 +103,10 @@ def test_auth_invalid_grant_drops_tokens(world: AuthWorld, tmp_path: Path) -> No
 
 REFRESHER = textwrap.dedent("""
     import asyncio, sys
-    sys.path.insert(0, sys.argv[1])
     import mcpmini
     async def main():
-        auth = mcpmini._OAuth(sys.argv[2], store=mcpmini._TokenStore(sys.argv[3]))
-        headers = await auth.headers(sys.argv[2])
+        auth = mcpmini._OAuth(sys.argv[1], store=mcpmini._TokenStore(sys.argv[2]))
+        headers = await auth.headers(sys.argv[1])
         print(headers.get("Authorization", "none"))
     asyncio.run(main())
 """)
@@ -117,8 +117,9 @@ def test_auth_two_processes_refresh_once(world: AuthWorld, tmp_path: Path) -> No
     store = str(tmp_path / "oauth.json")
     run(list_tools(make_client(world, store=mcpmini._TokenStore(store))))
     expire(store)
-    procs = [subprocess.Popen([sys.executable, "-c", REFRESHER, str(ROOT), world.url, store],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-c", REFRESHER, world.url, store], text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)},  # imports mcpmini from here
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
     outs = [p.communicate(timeout=30) for p in procs]
     for out, err in outs:
         assert out.startswith("Bearer access-"), err

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from cli_fakes import ROOT, write_json
+from harness import ROOT, write_json
 
 
 def approve(cli, path) -> None:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cli_fakes import alive, wait_until
+from harness import alive, wait_until
 
 
 def json_error(err: str) -> dict:

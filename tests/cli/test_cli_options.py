@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from cli_fakes import write_json
+from harness import write_json
 
 
 @pytest.mark.parametrize("where", ["before", "after-command", "after-arguments"])

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from cli_fakes import (BLOB, MCPMINI, NASTY, NASTY_RAW, ROOT, UNICODE_TEXT, WEATHER, alive, wait_until,
-                       write_json)
+from fake_server import BLOB, NASTY, NASTY_RAW, UNICODE_TEXT
+from harness import ROOT, WEATHER, alive, running, wait_until, write_json
 
 WEATHER_CMD = f"{sys.executable} {WEATHER}"
 
@@ -249,23 +249,18 @@ def test_crlf_is_a_line_break_but_a_bare_cr_is_shown(cli, fake):
 
 # -- Pipes and locales (real processes) -------------------------------------------------------------
 
-def pipe_to_head(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
+def pipe_to_head(argv: list[str]) -> tuple[int, bytes, bytes]:
     """``python3 mcpmini.py ARGV | head -1``: mcpmini's exit status, head's output, stderr."""
-    environ = {**os.environ, **(env or {})}
-    writer = subprocess.Popen([sys.executable, str(MCPMINI), *argv], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ)
-    head = subprocess.Popen(["head", "-1"], stdin=writer.stdout, stdout=subprocess.PIPE)
-    writer.stdout.close()  # only head holds the read end now
-    try:
-        first, _ = head.communicate(timeout=60)
+    with running(*argv) as writer:
+        head = subprocess.Popen(["head", "-1"], stdin=writer.stdout, stdout=subprocess.PIPE)
+        writer.stdout.close()  # only head holds the read end now
+        try:
+            first, _ = head.communicate(timeout=60)
+        finally:
+            if head.poll() is None:
+                head.kill()
         err = writer.stderr.read()
-        code = writer.wait(timeout=60)
-    finally:
-        for p in (writer, head):
-            if p.poll() is None:
-                p.kill()
-    writer.stderr.close()
-    return code, first, err
+        return writer.wait(timeout=60), first, err
 
 
 @pytest.mark.skipif(os.name != "posix", reason="head(1)")
@@ -291,11 +286,11 @@ def run_with_closed_stdout(argv: list[str]) -> tuple[int, bytes]:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        p = subprocess.run([sys.executable, str(MCPMINI), *argv], stdin=subprocess.DEVNULL,
-                           stdout=write_end, stderr=subprocess.PIPE, timeout=60)
+        with running(*argv, stdout=write_end) as p:
+            _, err = p.communicate(timeout=60)
     finally:
         os.close(write_end)
-    return p.returncode, p.stderr
+    return p.returncode, err
 
 
 @pytest.mark.skipif(os.name != "posix", reason="pipes and EPIPE")
@@ -335,10 +330,8 @@ def test_non_ascii_output_is_utf8_whatever_the_locale(proc, fake, env):
     assert "Hangzhou (杭州)" in p.stderr.decode("utf-8")
 
 
-def test_readme_first_command(work):
+def test_readme_first_command(proc):
     """python3 mcpmini.py --config examples/mcp.json call weather get_forecast city=Hangzhou"""
-    p = subprocess.run([sys.executable, "mcpmini.py", "--config", "examples/mcp.json", "call", "weather",
-                        "get_forecast", "city=Hangzhou"], cwd=ROOT, capture_output=True, timeout=60,
-                       stdin=subprocess.DEVNULL)
+    p = proc("--config", "examples/mcp.json", "call", "weather", "get_forecast", "city=Hangzhou", cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert "Hangzhou (杭州)" in p.stdout.decode("utf-8") and p.stderr == b""

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from cli_fakes import NASTY, NASTY_RAW, WEATHER, write_json
+from fake_server import NASTY, NASTY_RAW
+from harness import WEATHER, write_json
 
 KINDS = ["config-env", "cli-env", "config-header", "cli-header", "cli-bearer", "substituted-arg",
          "substituted-env", "substituted-default"]

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
-import sys
 
-import pytest
-
-from cli_fakes import ROOT, write_json
+from harness import write_json
 
 
 def test_configured_name_is_used(cli, fake, work):
@@ -48,22 +44,6 @@ def test_url_is_http_not_a_command_line(cli, work):
     [line] = r.error_lines
     assert "cannot start" not in line and "unknown server" not in line
     assert "http://127.0.0.1:9/mcp" in line
-
-
-@pytest.fixture
-def weather_url():
-    """examples/weather_http_server.py on a free 127.0.0.1 port; its /mcp URL."""
-    server = subprocess.Popen([sys.executable, str(ROOT / "examples" / "weather_http_server.py"), "--port", "0"],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              text=True)
-    try:
-        url = server.stdout.readline().strip()  # it prints its endpoint first
-        assert url.startswith("http://127.0.0.1:"), url
-        yield url
-    finally:
-        server.kill()
-        server.wait(timeout=30)
-        server.stdout.close()
 
 
 def test_url_runs_over_http(cli, weather_url):

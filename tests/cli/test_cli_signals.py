@@ -7,18 +7,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 
 import pytest
 
-from cli_fakes import MCPMINI, alive, group_alive, wait_until
+from harness import alive, group_alive, running, wait_until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
-
-
-def start_call(server, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(MCPMINI), *extra, "call", server.cmdline, "slow"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def wait_for_call(server, process: subprocess.Popen) -> None:
@@ -48,14 +42,10 @@ def assert_nothing_left(server) -> None:
 @pytest.mark.parametrize("json_mode", [False, True])
 def test_sigint_cancels_on_the_wire_exits_130_and_leaves_nothing(fake, json_mode):
     server = fake()
-    process = start_call(server, *(["--json"] if json_mode else []))
-    try:
+    with running(*(["--json"] if json_mode else []), "call", server.cmdline, "slow") as process:
         wait_for_call(server, process)
         os.kill(process.pid, signal.SIGINT)
         code, out, err = finish(process)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert code == 130, err
     assert out == ""
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
@@ -71,15 +61,10 @@ def test_sigint_cancels_on_the_wire_exits_130_and_leaves_nothing(fake, json_mode
 
 def test_sigint_while_connecting_exits_130(fake):
     server = fake("--silent")
-    process = subprocess.Popen([sys.executable, str(MCPMINI), "info", server.cmdline],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    with running("info", server.cmdline) as process:
         assert wait_until(lambda: server.messages() or process.poll() is not None, 30)
         os.kill(process.pid, signal.SIGINT)
         code, _, err = finish(process)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert code == 130, err
     assert "Traceback" not in err
     assert wait_until(lambda: not any(map(alive, server.pids())), 15)
@@ -89,17 +74,13 @@ def test_second_sigint_ends_at_once_and_leaves_nothing(fake):
     """A server deaf to SIGTERM and to the end of its input holds the shutdown up; the second
     Ctrl-C must end mcpmini at once without leaving that server running."""
     server = fake("--stubborn")
-    process = start_call(server)
-    try:
+    with running("call", server.cmdline, "slow") as process:
         wait_for_call(server, process)
         os.kill(process.pid, signal.SIGINT)
         # the first Ctrl-C was handled: the cancellation and the SIGTERM reached the server
         assert wait_until(lambda: any(e.get("_signal") == "SIGTERM" for e in server.entries()), 20)
         os.kill(process.pid, signal.SIGINT)
         code, _, err = finish(process)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert code == 130, err
     assert "Traceback" not in err
     assert_nothing_left(server)

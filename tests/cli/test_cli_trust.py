@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from cli_fakes import MCPMINI, write_json
+from harness import running, write_json
 
 
 def names(cli) -> dict[str, dict]:
@@ -142,10 +142,9 @@ def test_trust_without_a_terminal_and_without_yes_is_2(cli, fake, work, tmp_path
     assert cli("call", "proj", "whoami").code == 2
 
 
-def test_trust_without_a_terminal_subprocess(fake, work, tmp_path):
+def test_trust_without_a_terminal_subprocess(proc, fake, work, tmp_path):
     write_json(work / ".mcp.json", {"mcpServers": {"proj": fake().entry()}})
-    p = subprocess.run([sys.executable, str(MCPMINI), "trust"], input=b"y\n", capture_output=True,
-                       timeout=60, start_new_session=True)  # no controlling terminal either
+    p = proc("trust", input=b"y\n", start_new_session=True)  # no controlling terminal either
     assert p.returncode == 2, p.stderr
     assert not (tmp_path / "xdg-config" / "mcpmini" / "trusted.json").exists()
 
@@ -157,10 +156,9 @@ def test_trust_asks_on_a_terminal(fake, work, tmp_path, answer, code):
     write_json(work / ".mcp.json", {"mcpServers": {"proj": fake().entry()}})
     master, slave = pty.openpty()
     try:
-        p = subprocess.Popen([sys.executable, str(MCPMINI), "trust"], stdin=slave,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        os.write(master, answer)  # the line discipline holds it until input() reads
-        out, err = p.communicate(timeout=60)
+        with running("trust", stdin=slave) as p:
+            os.write(master, answer)  # the line discipline holds it until input() reads
+            out, err = p.communicate(timeout=60)
     finally:
         os.close(master)
         os.close(slave)
@@ -174,30 +172,24 @@ def test_ctrl_c_at_the_trust_question_exits_130(fake, work, tmp_path):
     import pty
     write_json(work / ".mcp.json", {"mcpServers": {"proj": fake().entry()}})
     master, slave = pty.openpty()
-    p = subprocess.Popen([sys.executable, str(MCPMINI), "trust"], stdin=slave,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        seen = b""
-        while b"Approve?" not in seen:  # the question is asked: mcpmini waits for the answer
-            chunk = p.stdout.read1(4096) if hasattr(p.stdout, "read1") else p.stdout.read(1)
-            assert chunk, "mcpmini ended before asking"
-            seen += chunk
-        p.send_signal(signal.SIGINT)
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.write(master, b"\n")  # unblock it, then fail
-            p.wait(timeout=30)
-            pytest.fail("Ctrl-C at the trust question was ignored until Enter")
-        err = p.stderr.read()
+        with running("trust", stdin=slave) as p:
+            seen = b""
+            while b"Approve?" not in seen:  # the question is asked: mcpmini waits for the answer
+                chunk = p.stdout.read1(4096) if hasattr(p.stdout, "read1") else p.stdout.read(1)
+                assert chunk, "mcpmini ended before asking"
+                seen += chunk
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.write(master, b"\n")  # unblock it, then fail
+                p.wait(timeout=30)
+                pytest.fail("Ctrl-C at the trust question was ignored until Enter")
+            err = p.stderr.read()
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
         os.close(master)
         os.close(slave)
-        p.stdout.close()
-        p.stderr.close()
     assert p.returncode == 130, err
     assert b"Traceback" not in err
     assert not (tmp_path / "xdg-config" / "mcpmini" / "trusted.json").exists()

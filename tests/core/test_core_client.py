@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 
 import pytest
 
-from core_helpers import FAKE, mcpmini, run
+import mcpmini
+from fake_server import PROMPTS, RESOURCES, TEMPLATES, UNICODE_TEXT
+from harness import run
 
 MODERN = "2026-07-28"
 CLIENT_INFO = {"name": "mcpmini", "version": mcpmini.__version__}
@@ -26,8 +27,8 @@ def test_server_config_is_accepted(fake, tmp_path):
     f = fake("modern")
     workdir = tmp_path / "cfg-wd"
     workdir.mkdir()
-    config = mcpmini.ServerConfig(name="fake", command=sys.executable, args=[FAKE],
-                                  env={**f.env, "FROM_CONFIG": "yes"}, cwd=str(workdir))
+    config = mcpmini.ServerConfig(name="fake", command=f.argv[0], args=f.argv[1:],
+                                  env={"FROM_CONFIG": "yes"}, cwd=str(workdir))
 
     async def main():
         async with mcpmini.Client(config) as c:
@@ -47,8 +48,8 @@ async def _use_everything(c: mcpmini.Client) -> None:
     await c.list_resource_templates()
     await c.list_prompts()
     await c.call_tool("echo", {"text": "x"})
-    await c.read_resource("fake://r1")
-    await c.get_prompt("greet", {"who": "you"})
+    await c.read_resource("fake://text")
+    await c.get_prompt("greet", {"name": "you"})
     await c.request("tools/list", {})
 
 
@@ -95,23 +96,22 @@ def test_lists_and_results_are_raw(fake):
     async def main():
         async with f.client() as c:
             return (await c.list_tools(), await c.list_resources(), await c.list_resource_templates(),
-                    await c.list_prompts(), await c.read_resource("fake://r1"),
-                    await c.get_prompt("greet", {"who": "you"}), await c.request("tools/list"))
+                    await c.list_prompts(), await c.read_resource("fake://text"),
+                    await c.get_prompt("greet", {"name": "you"}), await c.request("tools/list"))
 
     tools, resources, templates, prompts, read, prompt, raw = run(main())
     echo = next(t for t in tools if t["name"] == "echo")
     assert echo == {"name": "echo", "description": "fake tool echo",
                     "inputSchema": {"type": "object", "properties": {}},
                     "x-untouched": {"n": "echo", "nested": [1, {"k": None}]}}
-    assert [r["uri"] for r in resources] == ["fake://r0", "fake://r1", "fake://r2"]
-    assert templates == [{"uriTemplate": "fake://t/{x}", "name": "t"}]
-    assert prompts == [{"name": "greet", "arguments": [{"name": "who"}]}]
-    assert read["contents"] == [{"uri": "fake://r1", "mimeType": "text/plain", "text": "contents of fake://r1"}]
-    assert prompt["messages"][0]["content"]["text"] == "hello {'who': 'you'}"
+    assert (resources, templates, prompts) == (RESOURCES, TEMPLATES, PROMPTS)  # as the server sent them
+    assert read["contents"] == [{"uri": "fake://text", "mimeType": "text/plain",
+                                 "text": "text resource: " + UNICODE_TEXT}]
+    assert prompt["messages"][0]["content"]["text"] == "Hello, you! (plain)"
     assert raw["tools"] == tools
-    assert f.requests("resources/read")[0]["params"]["uri"] == "fake://r1"
+    assert f.requests("resources/read")[0]["params"]["uri"] == "fake://text"
     get = f.requests("prompts/get")[0]["params"]
-    assert (get["name"], get["arguments"]) == ("greet", {"who": "you"})
+    assert (get["name"], get["arguments"]) == ("greet", {"name": "you"})
 
 
 @pytest.mark.parametrize("mode", ["modern", "legacy"])

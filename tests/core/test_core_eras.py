@@ -6,10 +6,12 @@ import os
 
 import pytest
 
-from core_helpers import alive, mcpmini, run
+import mcpmini
+from fake_server import NASTY
+from harness import alive, run
 
 MODERN = "2026-07-28"
-SERVER_INFO = {"name": "core-fake", "version": "9.9.9"}
+SERVER_INFO = {"name": "fake", "version": "9.9.9"}
 CLIENT_INFO = {"name": "mcpmini", "version": mcpmini.__version__}
 
 
@@ -32,7 +34,7 @@ def test_probe_finds_a_modern_server(fake):
     assert (got["era"], got["version"]) == (MODERN, MODERN)
     assert got["info"] == SERVER_INFO  # from result _meta
     assert got["caps"]["tools"] == {"listChanged": True}
-    assert got["instructions"] == "modern instructions"
+    assert got["instructions"] == "modern instructions " + NASTY
     assert "echo" in got["tools"] and got["reason"]
     probe = f.received()[0]
     assert probe["method"] == "server/discover" and probe["id"] == 1
@@ -49,7 +51,7 @@ def test_probe_falls_back_to_initialize_on_a_legacy_answer(fake, mode):
     f = fake(mode)
     got = run(_connect(f))
     assert (got["era"], got["version"]) == ("legacy", "2025-11-25")
-    assert got["info"] == SERVER_INFO and got["instructions"] == "legacy instructions"
+    assert got["info"] == SERVER_INFO and got["instructions"] == "legacy instructions " + NASTY
     assert got["caps"]["tools"] == {"listChanged": True} and "echo" in got["tools"]
     assert _first_methods(f, 3) == ["server/discover", "initialize", "notifications/initialized"]
     init = f.requests("initialize")[0]["params"]
@@ -94,22 +96,20 @@ def test_server_dying_on_the_probe_is_restarted_and_initialized_directly(fake):
     f = fake("legacy-exit")
     got = run(_connect(f))
     assert got["era"] == "legacy" and "echo" in got["tools"]
-    entries = f.entries()
-    starts = [i for i, m in enumerate(entries) if "_start" in m]
-    assert len(starts) == 2, entries
-    assert entries[starts[0] + 1]["method"] == "server/discover"
-    assert entries[starts[1] + 1]["method"] == "initialize"  # no probe the second time
+    runs = f.processes()
+    assert len(runs) == 2, f.entries()
+    assert runs[0][0]["method"] == "server/discover"
+    assert runs[1][0]["method"] == "initialize"  # no probe the second time
 
 
 def test_legacy_error_after_a_silent_probe_restarts_for_initialize(fake, fast_probe):
     f = fake("legacy-silent", init_after_discover=-32600)
     got = run(_connect(f))
     assert got["era"] == "legacy" and "echo" in got["tools"]
-    entries = f.entries()
-    starts = [i for i, m in enumerate(entries) if "_start" in m]
-    assert len(starts) == 2, entries
-    assert entries[starts[1] + 1]["method"] == "initialize"
-    assert "server/discover" not in [m.get("method") for m in entries[starts[1]:]]
+    runs = f.processes()
+    assert len(runs) == 2, f.entries()
+    assert runs[1][0]["method"] == "initialize"
+    assert "server/discover" not in [m.get("method") for m in runs[1]]
 
 
 def test_era_fixed_by_the_first_message_late_discover(fake, fast_probe):

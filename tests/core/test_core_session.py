@@ -7,7 +7,8 @@ import logging
 
 import pytest
 
-from core_helpers import alive, mcpmini, run
+import mcpmini
+from harness import alive, run
 
 MODERN = "2026-07-28"
 
@@ -163,7 +164,7 @@ def test_is_error_result_is_data(fake):
 
     result = run(main())
     assert result["isError"] is True
-    assert mcpmini.result_text(result) == "it failed"
+    assert mcpmini.result_text(result) == "the tool failed on purpose"
 
 
 @pytest.mark.parametrize("mode", ["modern", "legacy"])
@@ -274,7 +275,7 @@ def test_ids_true_and_float_never_match_pending_id_1(fake):
     version, info = run(main())
     assert f.requests("initialize")[0]["id"] == 1
     assert version == "2025-11-25"
-    assert info == {"name": "core-fake", "version": "9.9.9"}
+    assert info == {"name": "fake", "version": "9.9.9"}
 
 
 def test_legacy_server_ping_answered_and_unknown_request_refused(fake):

@@ -12,18 +12,13 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
 import socket
-import sys
 import threading
 from http.server import ThreadingHTTPServer
 from typing import Any, Iterator
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "examples"))
-
-import demo_model  # noqa: E402
-import weather_http_server  # noqa: E402
+import demo_model  # examples/ is on pytest's pythonpath
+import weather_http_server
 
 TIMEOUT = 20.0
 MODERN = "2026-07-28"

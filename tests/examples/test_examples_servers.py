@@ -20,12 +20,9 @@ from typing import Any, Iterator
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = os.path.join(ROOT, "examples")
-sys.path.insert(0, EXAMPLES)  # for the few direct unit checks of helper functions
-
-import weather_http_server  # noqa: E402
-import weather_server  # noqa: E402
+import weather_http_server  # examples/ is on pytest's pythonpath, for a few direct unit checks
+import weather_server
+from harness import EXAMPLES, ROOT
 
 DEADLINE = 20.0  # seconds for any single wait; generous on purpose (machines are noisy)
 MODERN = "2026-07-28"
@@ -587,7 +584,6 @@ def test_mcp_json_shape() -> None:
 def test_library_example_runs(tmp_path: Any) -> None:
     # Run from an unrelated folder: the example must find both mcpmini and the server itself.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # keep mcpmini's era cache out of $HOME
     done = subprocess.run([sys.executable, os.path.join(EXAMPLES, "library_example.py")], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

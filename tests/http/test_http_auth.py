@@ -7,8 +7,9 @@ import logging
 
 import pytest
 
+import mcpmini
+from harness import run
 from http_fakes import FakeHTTPServer, MCPFake, Reply, Resumable, SSEFake, json_reply
-from http_harness import hard_deadline, http_env, mcpmini, run  # noqa: F401
 
 TOKEN = "s3cr3t-token-0123456789"
 METADATA = "https://auth.example/.well-known/oauth-protected-resource"
@@ -97,10 +98,9 @@ def test_401_on_the_http_sse_stream():
     (401, f'Bearer resource_metadata="{METADATA}"', METADATA),
     (403, 'Bearer error="insufficient_scope", scope="admin"', "'admin'"),
 ])
-def test_cli_exits_4_with_the_details(capsys, status, challenge, needle):
+def test_cli_exits_4_with_the_details(cli, status, challenge, needle):
     with FakeHTTPServer(refuse(status, challenge)) as server:
-        code = mcpmini.main(["tools", server.url(), "-H", f"Authorization: Bearer {TOKEN}"])
-    err = capsys.readouterr().err
+        code, _, err = cli("tools", server.url(), "-H", f"Authorization: Bearer {TOKEN}")
     assert code == 4
     assert str(status) in err and needle in err and TOKEN not in err
 

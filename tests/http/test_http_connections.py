@@ -11,9 +11,10 @@ import socket
 
 import pytest
 
+import mcpmini
+from harness import run
 from http_fakes import (ConnectProxy, FakeHTTPServer, MCPFake, Reply, make_certificates,
                         server_tls_context, sse_event, sse_reply)
-from http_harness import hard_deadline, http_env, mcpmini, run  # noqa: F401
 
 TOKEN = "Bearer tok-0123456789abcdef"
 

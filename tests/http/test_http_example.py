@@ -2,29 +2,10 @@
 the README command line `python3 mcpmini.py call http://127.0.0.1:PORT/mcp get_forecast city=Hangzhou`."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from http_harness import ROOT, hard_deadline, http_env, mcpmini, run  # noqa: F401
-
-EXAMPLE = ROOT / "examples" / "weather_http_server.py"
-
-
-@pytest.fixture()
-def weather_url():
-    proc = subprocess.Popen([sys.executable, str(EXAMPLE), "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    try:
-        url = proc.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        proc.stdout.close()
+import mcpmini
+from harness import run
 
 
 @pytest.mark.parametrize("protocol, era", [("auto", "2026-07-28"), ("legacy", "legacy")])
@@ -50,18 +31,14 @@ def test_weather_over_http_sse(weather_url):
     assert "Hangzhou" in run(go())
 
 
-def test_cli_call_in_process(weather_url, capsys):
-    assert mcpmini.main(["call", weather_url, "get_forecast", "city=Hangzhou"]) == 0
-    assert "Hangzhou" in capsys.readouterr().out
-    assert mcpmini.main(["--protocol", "legacy", "call", weather_url, "get_forecast", "city=Hangzhou"]) == 0
-    assert "Hangzhou" in capsys.readouterr().out
+def test_cli_call_in_process(weather_url, cli):
+    for flags in ([], ["--protocol", "legacy"]):
+        r = cli(*flags, "call", weather_url, "get_forecast", "city=Hangzhou")
+        assert r.code == 0 and "Hangzhou" in r.out
 
 
-def test_readme_command_line(weather_url, tmp_path):
+def test_readme_command_line(weather_url, proc):
     """The real command line, as the README shows it."""
-    argv = [sys.executable, str(ROOT / "mcpmini.py")]
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = subprocess.run([*argv, "call", weather_url, "get_forecast", "city=Hangzhou"],
-                          capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    done = proc("call", weather_url, "get_forecast", "city=Hangzhou", encoding="utf-8")
     assert done.returncode == 0, done.stderr
     assert "Hangzhou" in done.stdout

@@ -9,9 +9,10 @@ import threading
 
 import pytest
 
+import mcpmini
+from harness import run
 from http_fakes import (FakeHTTPServer, MCPFake, Reply, Resumable, json_reply, result, sse_event,
                         sse_reply)
-from http_harness import hard_deadline, http_env, mcpmini, run  # noqa: F401
 
 
 def legacy_client(server, **options):

@@ -10,9 +10,10 @@ import time
 
 import pytest
 
+import mcpmini
+from harness import run
 from http_fakes import (MODERN, FakeHTTPServer, MCPFake, Reply, error, json_reply, result,
                         sse_event, sse_reply)
-from http_harness import hard_deadline, http_env, mcpmini, run  # noqa: F401
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from http_harness import hard_deadline, http_env, mcpmini  # noqa: F401  (autouse fixtures)
+import mcpmini
 
 Parser = mcpmini._SSEParser
 

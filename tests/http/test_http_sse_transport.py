@@ -7,8 +7,9 @@ import json
 
 import pytest
 
+import mcpmini
+from harness import run
 from http_fakes import FakeHTTPServer, MCPFake, Reply, SSEFake
-from http_harness import hard_deadline, http_env, mcpmini, run  # noqa: F401
 
 
 def sse_client(url, **options):

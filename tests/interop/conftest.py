@@ -2,34 +2,33 @@
 
 A peer that cannot be installed or started skips the tests that need it, with the reason; with
 MCPMINI_REQUIRE_INTEROP=1 (CI) it fails them instead. Every test is bounded: `run(coro, timeout)`
-and subprocess timeouts. The peers cache is ~/.cache/mcpmini-peers (MCPMINI_PEERS_DIR overrides).
+(90 s here), the CLI's `--timeout 30` and subprocess timeouts, but not by the shared per-test
+deadline (a first use may install a peer for minutes). The peers cache is
+~/.cache/mcpmini-peers (MCPMINI_PEERS_DIR overrides).
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import os
-import sys
-from collections.abc import Callable, Coroutine, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-for path in (str(ROOT), str(HERE)):   # mcpmini.py and interop_peers.py, whatever the cwd
-    if path not in sys.path:
-        sys.path.insert(0, path)
+import harness
+import interop_peers as peers
 
-import interop_peers as peers  # noqa: E402
-
-# Peers listen on loopback only; a proxy from the environment must never see that traffic.
+# Peers listen on loopback only; a proxy from the environment must never see that traffic
+# (also before a test's own isolation, when session fixtures start peers).
 for _name in ("NO_PROXY", "no_proxy"):
     os.environ[_name] = "127.0.0.1,localhost"
+# Tests run with a temporary HOME: the peers stay where the real one keeps them.
+os.environ.setdefault("MCPMINI_PEERS_DIR", str(peers.peers_dir()))
 
 REQUIRE = os.environ.get("MCPMINI_REQUIRE_INTEROP") == "1"
-TEST_TIMEOUT = 90.0     # the hard deadline of one run(...)
+RUN_TIMEOUT = 90.0      # the hard deadline of one run(...)
+PROCESS_TIMEOUT = 90.0  # one `python3 mcpmini.py` run
 
 
 def unavailable(reason: str) -> None:
@@ -53,26 +52,30 @@ def need(build: Callable[..., Any], *args: Any) -> Any:
     unavailable(_failed[key])
 
 
-def run(coro: Coroutine[Any, Any, Any], timeout: float = TEST_TIMEOUT) -> Any:
-    """Run a coroutine to completion with a hard deadline (no pytest-asyncio here)."""
-    async def bounded() -> Any:
-        return await asyncio.wait_for(coro, timeout)
-    return asyncio.run(bounded())
+@pytest.fixture
+def test_deadline() -> None:
+    """No per-test deadline: installing a peer on first use takes minutes."""
+    return None
 
 
-@pytest.fixture(name="run")
-def run_fixture() -> Callable[..., Any]:
+@pytest.fixture
+def run() -> Callable[..., Any]:
     """The bounded `run(coro, timeout=90)` helper."""
-    return run
+    return functools.partial(harness.run, timeout=RUN_TIMEOUT)
 
 
-@pytest.fixture(autouse=True)
-def isolated_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fresh cache and config per test: no era remembered from another test or the user,
-    no user config file."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.delenv("MCPMINI_CONFIG", raising=False)
+@pytest.fixture
+def cli(cli: Callable[..., harness.Result]) -> Callable[..., harness.Result]:
+    """The shared in-process runner with `--timeout 30`: a stuck peer fails the test instead of
+    hanging it."""
+    return functools.partial(cli, "--timeout", "30")
+
+
+@pytest.fixture
+def proc(proc: Callable[..., Any]) -> Callable[..., Any]:
+    """The shared `python3 mcpmini.py` runner with `--timeout 30`, bounded, text out."""
+    return functools.partial(proc, "--timeout", "30", timeout=PROCESS_TIMEOUT, encoding="utf-8",
+                             errors="replace")
 
 
 # -- stdio peers: argv lists ------------------------------------------------------------------------

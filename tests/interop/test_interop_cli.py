@@ -5,36 +5,8 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-import mcpmini
-
-MCPMINI_PY = Path(__file__).resolve().parents[2] / "mcpmini.py"
-PROCESS_TIMEOUT = 90.0
-
-
-@pytest.fixture(autouse=True)
-def in_empty_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No project config (.mcp.json) of the checkout is picked up."""
-    monkeypatch.chdir(tmp_path)
-
-
-def cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
-    """Run `mcpmini ARGV` in-process; return (exit code, stdout, stderr)."""
-    code = mcpmini.main(["--timeout", "30", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def cli_process(*argv: str, timeout: float = PROCESS_TIMEOUT) -> subprocess.CompletedProcess:
-    """Run `python3 mcpmini.py ARGV` as a real process (the running interpreter as python3)."""
-    return subprocess.run([sys.executable, str(MCPMINI_PY), "--timeout", "30", *argv],
-                          stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
-                          encoding="utf-8", errors="replace")
 
 
 @pytest.fixture
@@ -48,60 +20,60 @@ def weather(py_cmd: list[str]) -> str:
 
 
 # -- server-everything over stdio (legacy) -------------------------------------------------------------
-def test_cli_everything_info(capsys, everything: str) -> None:
-    code, out, err = cli(capsys, "info", everything)
+def test_cli_everything_info(cli, everything: str) -> None:
+    code, out, err = cli("info", everything)
     assert code == 0, err
     assert "era:          legacy" in out
     assert "protocol:     2025-11-25" in out
     assert "tools" in out
 
 
-def test_cli_everything_tools(capsys, everything: str) -> None:
-    code, out, err = cli(capsys, "tools", everything)
+def test_cli_everything_tools(cli, everything: str) -> None:
+    code, out, err = cli("tools", everything)
     assert code == 0, err
     assert "echo(message: string) — Echoes back the input string" in out.splitlines()
     assert any(line.startswith("get-sum(a: number, b: number)") for line in out.splitlines())
 
 
-def test_cli_everything_call_echo(capsys, everything: str) -> None:
-    code, out, err = cli(capsys, "call", everything, "echo", "message=hello world")
+def test_cli_everything_call_echo(cli, everything: str) -> None:
+    code, out, err = cli("call", everything, "echo", "message=hello world")
     assert code == 0, err
     assert out == "Echo: hello world\n"
 
 
-def test_cli_everything_call_json(capsys, everything: str) -> None:
-    code, out, err = cli(capsys, "call", "--json", everything, "get-sum", "a=2", "b=40")
+def test_cli_everything_call_json(cli, everything: str) -> None:
+    code, out, err = cli("call", "--json", everything, "get-sum", "a=2", "b=40")
     assert code == 0, err
     result = json.loads(out)
     assert result["content"][0]["text"] == "The sum of 2 and 40 is 42."
 
 
-def test_cli_everything_resources_and_read(capsys, everything: str) -> None:
-    code, out, err = cli(capsys, "resources", everything)
+def test_cli_everything_resources_and_read(cli, everything: str) -> None:
+    code, out, err = cli("resources", everything)
     assert code == 0, err
     uris = [line.split()[0] for line in out.splitlines() if line.startswith("demo://")]
     assert len(uris) >= 7
-    code, text, err = cli(capsys, "read", everything, sorted(uris)[0])
+    code, text, err = cli("read", everything, sorted(uris)[0])
     assert code == 0, err
     assert text.strip()
-    code, raw, err = cli(capsys, "read", "--json", everything, sorted(uris)[0])
+    code, raw, err = cli("read", "--json", everything, sorted(uris)[0])
     assert code == 0, err
     assert json.loads(raw)["contents"][0]["text"].strip() == text.strip()
 
 
-def test_cli_everything_prompts_and_prompt(capsys, everything: str) -> None:
-    code, out, err = cli(capsys, "prompts", everything)
+def test_cli_everything_prompts_and_prompt(cli, everything: str) -> None:
+    code, out, err = cli("prompts", everything)
     assert code == 0, err
     assert any(line.startswith("simple-prompt()") for line in out.splitlines())
     assert any(line.startswith("args-prompt(city, state?)") for line in out.splitlines())
-    code, out, err = cli(capsys, "prompt", everything, "args-prompt", "city=Hangzhou")
+    code, out, err = cli("prompt", everything, "args-prompt", "city=Hangzhou")
     assert code == 0, err
     assert out == "user: What's weather in Hangzhou?\n"
 
 
 # -- official Python SDK server over stdio (dual era) ------------------------------------------------
-def test_cli_weather_info_modern(capsys, weather: str) -> None:
-    code, out, err = cli(capsys, "info", weather)
+def test_cli_weather_info_modern(cli, weather: str) -> None:
+    code, out, err = cli("info", weather)
     assert code == 0, err
     assert "server:       py-weather" in out
     assert "era:          2026-07-28" in out
@@ -110,8 +82,8 @@ def test_cli_weather_info_modern(capsys, weather: str) -> None:
 
 @pytest.mark.parametrize("pin, era, version", [("auto", "2026-07-28", "2026-07-28"),
                                                ("legacy", "legacy", "2025-11-25")])
-def test_cli_weather_info_json(capsys, weather: str, pin: str, era: str, version: str) -> None:
-    code, out, err = cli(capsys, "--protocol", pin, "--json", "info", weather)
+def test_cli_weather_info_json(cli, weather: str, pin: str, era: str, version: str) -> None:
+    code, out, err = cli("--protocol", pin, "--json", "info", weather)
     assert code == 0, err
     info = json.loads(out)
     assert info["era"] == era
@@ -119,8 +91,8 @@ def test_cli_weather_info_json(capsys, weather: str, pin: str, era: str, version
     assert info["serverInfo"]["name"] == "py-weather"
 
 
-def test_cli_weather_tools(capsys, weather: str) -> None:
-    code, out, err = cli(capsys, "tools", weather)
+def test_cli_weather_tools(cli, weather: str) -> None:
+    code, out, err = cli("tools", weather)
     assert code == 0, err
     lines = out.splitlines()
     assert "get_forecast(city: string) — Return a canned forecast for a city." in lines
@@ -128,82 +100,82 @@ def test_cli_weather_tools(capsys, weather: str) -> None:
 
 
 @pytest.mark.parametrize("pin", ["auto", "legacy"])
-def test_cli_weather_call(capsys, weather: str, pin: str) -> None:
-    code, out, err = cli(capsys, "--protocol", pin, "call", weather, "get_forecast", "city=Paris")
+def test_cli_weather_call(cli, weather: str, pin: str) -> None:
+    code, out, err = cli("--protocol", pin, "call", weather, "get_forecast", "city=Paris")
     assert code == 0, err
     assert out == "Forecast for Paris: sunny, 22°C\n"
     # key=value is typed from the schema: a and b are sent as integers
-    code, out, err = cli(capsys, "--protocol", pin, "call", weather, "add", "a=2", "b=3")
+    code, out, err = cli("--protocol", pin, "call", weather, "add", "a=2", "b=3")
     assert code == 0, err
     assert out == "5\n"
 
 
-def test_cli_weather_resources_read_prompts_prompt(capsys, weather: str) -> None:
-    code, out, err = cli(capsys, "resources", weather)
+def test_cli_weather_resources_read_prompts_prompt(cli, weather: str) -> None:
+    code, out, err = cli("resources", weather)
     assert code == 0, err
     assert out.splitlines()[0].startswith("weather://cities  cities")
-    code, out, err = cli(capsys, "read", weather, "weather://cities")
+    code, out, err = cli("read", weather, "weather://cities")
     assert code == 0, err
     assert out == "Paris\nTokyo\nLima\n"
-    code, out, err = cli(capsys, "prompts", weather)
+    code, out, err = cli("prompts", weather)
     assert code == 0, err
     assert out.startswith("forecast_prompt(city) — Ask for the weather in a city.")
-    code, out, err = cli(capsys, "prompt", weather, "forecast_prompt", "city=Oslo")
+    code, out, err = cli("prompt", weather, "forecast_prompt", "city=Oslo")
     assert code == 0, err
     assert out == "user: What is the weather in Oslo?\n"
 
 
-def test_cli_weather_unknown_tool_is_a_usage_error(capsys, weather: str) -> None:
-    code, out, err = cli(capsys, "call", weather, "get_forcast", "city=Paris")
+def test_cli_weather_unknown_tool_is_a_usage_error(cli, weather: str) -> None:
+    code, out, err = cli("call", weather, "get_forcast", "city=Paris")
     assert code == 2
     assert out == ""
     assert "did you mean get_forecast" in err
 
 
 # -- real processes ---------------------------------------------------------------------------------
-def test_process_weather_call(weather: str) -> None:
-    proc = cli_process("call", weather, "get_forecast", "city=Lima")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "Forecast for Lima: sunny, 22°C\n"
+def test_process_weather_call(proc, weather: str) -> None:
+    done = proc("call", weather, "get_forecast", "city=Lima")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Forecast for Lima: sunny, 22°C\n"
 
 
-def test_process_everything_tools_and_prompt(everything: str) -> None:
-    proc = cli_process("tools", everything)
-    assert proc.returncode == 0, proc.stderr
-    assert "echo(message: string)" in proc.stdout
-    proc = cli_process("prompt", everything, "simple-prompt")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "user: This is a simple prompt without arguments.\n"
+def test_process_everything_tools_and_prompt(proc, everything: str) -> None:
+    done = proc("tools", everything)
+    assert done.returncode == 0, done.stderr
+    assert "echo(message: string)" in done.stdout
+    done = proc("prompt", everything, "simple-prompt")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "user: This is a simple prompt without arguments.\n"
 
 
-def test_process_everything_call_bad_argument_type(everything: str) -> None:
+def test_process_everything_call_bad_argument_type(proc, everything: str) -> None:
     """The CLI checks key=value arguments against the tool's schema before sending."""
-    proc = cli_process("call", everything, "get-sum", "a=2", "b=two")
-    assert proc.returncode == 2
-    assert proc.stdout == ""
-    assert proc.stderr.startswith("mcpmini: error: get-sum: argument 'b'")
+    done = proc("call", everything, "get-sum", "a=2", "b=two")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("mcpmini: error: get-sum: argument 'b'")
 
 
-def test_process_ts_v2_info(ts_cmd: list[str]) -> None:
-    proc = cli_process("-v", "info", shlex.join(ts_cmd))
-    assert proc.returncode == 0, proc.stderr
-    assert "server:       ts-weather 1.0.0" in proc.stdout
-    assert "era:          2026-07-28" in proc.stdout
+def test_process_ts_v2_info(proc, ts_cmd: list[str]) -> None:
+    done = proc("-v", "info", shlex.join(ts_cmd))
+    assert done.returncode == 0, done.stderr
+    assert "server:       ts-weather 1.0.0" in done.stdout
+    assert "era:          2026-07-28" in done.stdout
 
 
 # -- over HTTP ---------------------------------------------------------------------------------------
-def test_cli_http_url(capsys, http_peer) -> None:
+def test_cli_http_url(cli, http_peer) -> None:
     peer = http_peer("py_server_http", False, False)
-    code, out, err = cli(capsys, "call", peer.url, "get_forecast", "city=Quito")
+    code, out, err = cli("call", peer.url, "get_forecast", "city=Quito")
     assert code == 0, err
     assert out == "Forecast for Quito: sunny, 22°C\n"
-    code, out, err = cli(capsys, "--protocol", "legacy", "--json", "info", peer.url)
+    code, out, err = cli("--protocol", "legacy", "--json", "info", peer.url)
     assert code == 0, err
     assert json.loads(out)["era"] == "legacy"
 
 
-def test_process_everything_sse_url(http_peer) -> None:
+def test_process_everything_sse_url(proc, http_peer) -> None:
     peer = http_peer("everything_http", "sse")
-    proc = cli_process("call", peer.url, "echo", "message=via sse")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "Echo: via sse\n"
+    done = proc("call", peer.url, "echo", "message=via sse")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Echo: via sse\n"

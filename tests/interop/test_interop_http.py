@@ -10,44 +10,11 @@ from typing import Any
 import pytest
 
 import mcpmini
+from interop_checks import CLIENT_TIMEOUT, MODERN, check_weather, names, weather_session
 
-CLIENT_TIMEOUT = 30.0   # per request: a stuck peer fails the test instead of hanging it
-MODERN = "2026-07-28"
-FORECAST = "Forecast for Paris: sunny, 22°C"
 PY_MODES = [pytest.param(stateless, json_response, id=f"{'stateless' if stateless else 'stateful'}-"
                          f"{'json' if json_response else 'sse'}")
             for stateless in (False, True) for json_response in (False, True)]
-
-
-def names(items: list[dict]) -> set[str]:
-    return {item["name"] for item in items}
-
-
-async def weather_session(server: str | mcpmini.ServerConfig, **kwargs: Any) -> dict[str, Any]:
-    """Connect to one of our weather servers and exercise tools, resources and prompts."""
-    async with mcpmini.Client(server, timeout=CLIENT_TIMEOUT, **kwargs) as client:
-        tools = await client.list_tools()
-        forecast = await client.call_tool("get_forecast", {"city": "Paris"})
-        added = await client.call_tool("add", {"a": 2, "b": 3})
-        resources = await client.list_resources()
-        cities = await client.read_resource("weather://cities")
-        prompts = await client.list_prompts()
-        prompt = await client.get_prompt("forecast_prompt", {"city": "Oslo"})
-        return {"era": client.era, "version": client.protocol_version, "reason": client.era_reason,
-                "info": client.server_info, "tools": tools, "forecast": forecast, "added": added,
-                "resources": resources, "cities": cities, "prompts": prompts, "prompt": prompt}
-
-
-def check_weather(got: dict[str, Any], server_name: str) -> None:
-    """The answers every weather server (servers/*) gives, whatever the era and transport."""
-    assert got["info"].get("name") == server_name
-    assert {"get_forecast", "add"} <= names(got["tools"])
-    assert mcpmini.result_text(got["forecast"]) == FORECAST
-    assert mcpmini.result_text(got["added"]) == "5"
-    assert "weather://cities" in {r["uri"] for r in got["resources"]}
-    assert got["cities"]["contents"][0]["text"] == "Paris\nTokyo\nLima"
-    assert "forecast_prompt" in names(got["prompts"])
-    assert got["prompt"]["messages"][0]["content"]["text"] == "What is the weather in Oslo?"
 
 
 async def everything_session(server: str | mcpmini.ServerConfig, message: str) -> dict[str, Any]:

@@ -56,6 +56,7 @@ import pytest
 
 import interop_peers as peers
 import mcpmini
+from harness import WEATHER, Result, run_cli
 
 NEWEST_PYTHON = (3, 13)   # the newer of the two Pythons .ci/run tests with
 pytestmark = pytest.mark.skipif(
@@ -63,7 +64,6 @@ pytestmark = pytest.mark.skipif(
     reason=f"the real-model test runs once per CI run, on the newest Python "
            f"({'.'.join(map(str, NEWEST_PYTHON))}+), not on {sys.version_info[0]}.{sys.version_info[1]}")
 
-WEATHER = Path(__file__).resolve().parents[2] / "examples" / "weather_server.py"
 QUESTION = "Should I take an umbrella in Hangzhou tomorrow?"
 
 
@@ -139,12 +139,10 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def ask(capsys: pytest.CaptureFixture, config: str, proxy: Recorder, *flags: str,
-        question: str = QUESTION) -> tuple[int, str, str]:
+        question: str = QUESTION) -> Result:
     """`mcpmini --config CONFIG ask QUESTION --model smollm2 --base-url PROXY FLAGS` in-process."""
-    code = mcpmini.main(["--config", config, "ask", question, "--model", "smollm2",
-                         "--base-url", proxy.url, *flags])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_cli(capsys, "--config", config, "ask", question, "--model", "smollm2",
+                   "--base-url", proxy.url, *flags)
 
 
 def server_reply(exchange: dict[str, Any]) -> dict[str, Any] | None:

@@ -1,0 +1,128 @@
+"""The fixtures every test folder shares (the plain helpers they are built on are in
+``harness.py``):
+
+- ``_isolate`` (autouse): a temporary HOME, XDG config/cache/state dirs and working directory
+  (``work``), a clean environment, no secret remembered by an earlier test, and a hard deadline
+  per test (``test_deadline``; a folder may override it).
+- ``cli(*argv)``: ``mcpmini.main`` in-process -> ``Result(code, out, err)``; ``proc(*argv)``: a
+  real ``python3 mcpmini.py`` process -> ``CompletedProcess``.
+- ``fake([MODE], *FLAGS, label=, **options)``: a ``harness.FakeServer`` in the test's tmp dir;
+  whatever a failed test left running is killed afterwards.
+- ``run``: ``harness.run`` for tests that take it as a fixture.
+- ``weather_url``: examples/weather_http_server.py on a free loopback port.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+import mcpmini
+from harness import EXAMPLES, FakeServer, Result, alive, deadline, run as run_bounded, run_cli, run_proc
+
+TEST_DEADLINE = 120.0   # seconds for one whole test, its synchronous parts included
+KEPT = ("MCPMINI_PEERS_DIR", "MCPMINI_REQUIRE_INTEROP")   # the test suite's own settings
+PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+
+@pytest.fixture
+def test_deadline() -> float | None:
+    """How long one test may take before it fails (None: no limit); override per folder."""
+    return TEST_DEADLINE
+
+
+@pytest.fixture(autouse=True)
+def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, test_deadline: float | None) -> Iterator[Path]:
+    """Fresh HOME, XDG config/cache/state dirs and working directory; no MCPMINI_*/OPENAI_*
+    settings, no proxy for loopback, no PYTHONIOENCODING from the machine running the tests;
+    no secrets remembered by an earlier test (the redaction set is process-wide); every idle
+    pooled HTTP connection closed afterwards; and the test's hard deadline."""
+    for name in ("home", "xdg-config", "xdg-cache", "xdg-state", "work"):
+        (tmp_path / name).mkdir()
+    for name in list(os.environ):
+        if name.startswith(("MCPMINI_", "OPENAI_")) and name not in KEPT \
+                or name.upper() in PROXIES or name == "PYTHONIOENCODING":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for kind in ("CONFIG", "CACHE", "STATE"):
+        monkeypatch.setenv(f"XDG_{kind}_HOME", str(tmp_path / f"xdg-{kind.lower()}"))
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(name, "127.0.0.1,localhost")
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setattr(mcpmini, "_secrets", set())
+    with deadline(test_deadline):
+        yield tmp_path / "work"
+    mcpmini._default_pool.close()
+
+
+@pytest.fixture
+def work(_isolate: Path) -> Path:
+    """The test's current directory."""
+    return _isolate
+
+
+@pytest.fixture
+def user_config(tmp_path: Path) -> Path:
+    """Where the user's own config file lives in this test."""
+    return tmp_path / "xdg-config" / "mcpmini" / "mcp.json"
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """``cli(*argv)`` runs ``mcpmini.main`` in-process: ``Result(code, out, err)``."""
+    return lambda *argv: run_cli(capsys, *argv)
+
+
+@pytest.fixture
+def proc() -> Callable[..., Any]:
+    """``proc(*argv, env=, unset=, timeout=, **subprocess_run_kwargs)``: a real ``python3
+    mcpmini.py`` run in this test's isolated environment (bytes out)."""
+    return run_proc
+
+
+@pytest.fixture
+def run() -> Callable[..., Any]:
+    """The bounded ``run(coro, timeout=30)`` helper."""
+    return run_bounded
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Iterator[Callable[..., FakeServer]]:
+    """``fake([MODE], *FLAGS, label="fake", **options)`` -> a :class:`harness.FakeServer`
+    recording into the test's tmp dir. Whatever a failed test left running is killed
+    afterwards (after the assertions, so a process left behind is still a failure first)."""
+    directory = tmp_path / "fakes"
+    directory.mkdir()
+    made: list[FakeServer] = []
+
+    def make(*args: str, label: str = "fake", **options: Any) -> FakeServer:
+        made.append(FakeServer(directory, *args, label=label, **options))
+        return made[-1]
+    yield make
+    for server in made:
+        for pid in server.pids():
+            if alive(pid):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def weather_url() -> Iterator[str]:
+    """examples/weather_http_server.py on a free 127.0.0.1 port: its /mcp URL."""
+    server = subprocess.Popen([sys.executable, str(EXAMPLES / "weather_http_server.py"), "--port", "0"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True)
+    try:
+        url = server.stdout.readline().strip()  # it prints its endpoint first
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
+        yield url
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+        server.stdout.close()
