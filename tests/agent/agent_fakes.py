@@ -26,12 +26,12 @@ def answer(text: str, *, finish: str = "stop", pieces: int = 3, usage: JSON | No
 
 
 def calls(*items: tuple[str, Any] | tuple[str, Any, str], finish: str = "tool_calls",
-          text: str | None = None, split: int = 3) -> JSON:
-    """A reply with tool calls ``(name, arguments[, id])``; arguments are a JSON string as
-    given, or a dict sent as an object. Streamed per call: id+name with arguments "", then the
-    arguments in ``split`` fragments whose id is "" (as DashScope sends)."""
+          text: str | None = None, split: int = 3, delay: float = 0.0) -> JSON:
+    """A reply with tool calls ``(name, arguments[, id])``, after ``delay`` seconds; arguments
+    are a JSON string as given, or a dict sent as an object. Streamed per call: id+name with
+    arguments "", then the arguments in ``split`` fragments whose id is "" (as DashScope sends)."""
     return {"kind": "calls", "calls": [list(i) for i in items], "finish": finish, "text": text,
-            "split": split}
+            "split": split, "delay": delay}
 
 
 def raw(status: int, body: Any = b"", headers: dict[str, str] | None = None, *,
@@ -168,8 +168,8 @@ class ScriptedModel:
 
     def _send(self, h: BaseHTTPRequestHandler, body: JSON, reply: JSON) -> None:
         kind = reply["kind"]
+        time.sleep(reply.get("delay", 0.0))
         if kind == "raw":
-            time.sleep(reply["delay"])
             return self._write(h, reply["status"], reply["body"], reply["headers"])
         if kind == "sse":
             lines = [e if isinstance(e, str) else "data: " + json.dumps(e) for e in reply["events"]]

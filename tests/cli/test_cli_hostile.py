@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_fakes import write_json
+from harness import write_json
 
 HOSTILE = Path(__file__).resolve().parents[1] / "core" / "hostile_server.py"
 

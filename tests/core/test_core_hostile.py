@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from core_helpers import mcpmini, run
+import mcpmini
+from harness import run
 
 HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
 

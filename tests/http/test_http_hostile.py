@@ -9,7 +9,8 @@ import pytest
 
 from http_fakes import (FakeHTTPServer, MCPFake, Reply, SSEFake, error, json_reply,
                         sse_event, sse_reply)
-from http_harness import hard_deadline, http_env, mcpmini, run  # noqa: F401
+import mcpmini
+from harness import run
 
 
 class LegacyBehind(MCPFake):
