@@ -25,8 +25,8 @@ over stdio, Streamable HTTP and the old HTTP+SSE transport.
 
 How a request flows (each part only calls the public methods of the one below it)::
 
-    CLI (argv, terminal) ─► Agent (run_agent: a model's tool calls) ─┐
-                         └──────────────────────────────────────────┴─► Client
+    CLI (argv, terminal) ─► Agent (run_agent: a model's tool calls) ─► Servers (many, at once) ─┐
+                         └──────────────────────────────────────────────────────────────────────┴─► Client
     Client: the public API; builds params (_meta in 2026-07-28), MRTR, list caches
       │  once per connection: _Negotiation ─► _Era (which era, why, server info)
       ▼
@@ -37,7 +37,8 @@ How a request flows (each part only calls the public methods of the one below it
                (HTTP ones ask Auth (_OAuth) for tokens; Config resolves servers)
 
 Layout: constants · errors · utilities · JSON-RPC session · transports (stdio, HTTP, HTTP+SSE)
-· auth · era · client · config · agent · CLI (``grep -n '^# -- ' mcpmini.py`` prints them).
+· auth · era · client · config · many servers (and the blocking forms) · agent · CLI
+(``grep -n '^# -- ' mcpmini.py`` prints them).
 """
 from __future__ import annotations
 
@@ -5831,12 +5832,15 @@ def _ask_inputs(server: ServerConfig) -> ServerConfig:
     inputs = dict(server.inputs)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # Ctrl-C ends a read
     try:
-        with open("/dev/tty", "r+", encoding="utf-8", errors="replace") as tty:
+        with open("/dev/tty", "r+b", buffering=0) as tty:   # unbuffered: a tty cannot seek
             for key in wanted:
                 spec = inputs[key]
-                tty.write(_visible(f"mcpmini: {server.name}: {spec.get('description') or key}: ", True))
-                tty.flush()
-                answer = getpass.getpass("", tty) if spec.get("password") else tty.readline().rstrip("\r\n")
+                prompt = _visible(f"mcpmini: {server.name}: {spec.get('description') or key}: ", True)
+                if spec.get("password"):   # the prompt comes once echo is off
+                    answer = getpass.getpass(prompt)
+                else:
+                    tty.write(prompt.encode())
+                    answer = tty.readline().decode("utf-8", "replace").rstrip("\r\n")
                 inputs[key] = {**spec, "value": answer or str(spec.get("default") or "")}
     except OSError:   # no terminal after all
         return server
@@ -5966,10 +5970,15 @@ async def _cmd_info(args: Any, out: _Output) -> int:
 
 
 async def _cmd_servers(args: Any, out: _Output) -> int:
+    def auth(server: ServerConfig) -> str:
+        try:
+            return auth_state(server)
+        except ConfigError:   # an unset ${VAR}: said when the server is used, not here
+            return "?"
     found = _discovered() if args.discover else [(s, {}) for s in _configured(args).values()]
     rows = [{"name": s.name, "transport": s.transport,
              "target": s.url or shlex.join([s.command or "", *s.args]),
-             "source": s.source, "trusted": s.trusted, "auth": auth_state(s), **extra}
+             "source": s.source, "trusted": s.trusted, "auth": auth(s), **extra}
             for s, extra in found]
     if args.json:
         out.result(_redact(_json_text(rows)))
@@ -6411,17 +6420,18 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
             suite.add(label, [str(exc)])
 
 
-async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -> tuple[_Suite, bool]:
-    """One server in one era: its suite, and whether the server speaks the legacy era too. The
-    era is probed afresh, and what a pinned run finds is not remembered for later runs."""
+async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -> _Suite:
+    """One server in one era (probed afresh; what a pinned run finds is not remembered)."""
     client = _client_for(server, args, out, era_cache=False)
-    suite, legacy_too = _Suite(f"{spec} ({args.protocol or server.protocol or 'auto'})"), False
+    suite = _Suite(f"{spec} ({args.protocol or server.protocol or 'auto'})")
     try:
         await client.connect()
+        if server.protocol == "legacy" and client.era != "legacy":
+            raise ProtocolError(f"it answered in the {client.era} era")
     except MCPError as exc:
         suite.reached = False
         suite.add("connect", [str(exc)])
-        return suite, False
+        return suite
     try:
         info, text = client.server_info, client.instructions
         suite.name = f"{spec} ({client.protocol_version})"
@@ -6429,15 +6439,12 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
         suite.add("server info", note=f"{info.get('name', '?')} {info.get('version', '')}")
         suite.add("capabilities", note=", ".join(client.capabilities) or "none")
         suite.add("instructions", [], _hidden({"i": text}, "i"), f"{len(text)} characters" if text else "none")
-        if client.era == MODERN_VERSION and not (args.protocol or server.protocol):
-            found = (await client.request("server/discover")).get("supportedVersions")
-            legacy_too = isinstance(found, list) and bool(set(found) & set(LEGACY_VERSIONS))
         await _check_calls(client, suite, args, await _check_lists(client, suite))
     except MCPError as exc:   # the connection broke: the rest cannot be checked
         suite.add("connection", [str(exc)])
     finally:
         await client.close()
-    return suite, legacy_too
+    return suite
 
 
 async def _cmd_check(args: Any, out: _Output) -> int:
@@ -6449,10 +6456,13 @@ async def _cmd_check(args: Any, out: _Output) -> int:
             raise _UsageError(f"cannot write {args.junit}: {exc.strerror or exc}") from None
     suites: list[_Suite] = []
     for spec, server in servers:
-        suite, legacy_too = await _check_era(spec, server, args, out)
-        suites.append(suite)
-        if legacy_too:   # the server speaks both eras: check the other one too
-            suites.append((await _check_era(spec, dataclasses.replace(server, protocol="legacy"), args, out))[0])
+        suites.append(await _check_era(spec, server, args, out))
+        if suites[-1].name.endswith(f"({MODERN_VERSION})") and not (args.protocol or server.protocol):
+            legacy = await _check_era(spec, dataclasses.replace(server, protocol="legacy"), args, out)
+            if legacy.reached:   # it speaks both eras: both are checked
+                suites.append(legacy)
+            else:
+                suites[-1].add("legacy era", note=f"not spoken ({legacy.checks[0][2]})")
     for suite in suites:
         suite.checks = [(n, "fail" if s == "warn" and args.strict else s, d, t) for n, s, d, t in suite.checks]
     counts = {s: sum(c[1] == s for suite in suites for c in suite.checks) for s in ("pass", "warn", "fail")}
