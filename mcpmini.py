@@ -302,6 +302,12 @@ class _UsageError(MCPError):
     kind = "usage"
 
 
+class _Interrupted(MCPError):
+    """Ctrl-C at a question asked inside the event loop (a KeyboardInterrupt would escape it)."""
+
+    kind = "interrupted"
+
+
 class _AgentError(MCPError):
     """The agent loop ended without an answer (``--max-steps`` reached)."""
 
@@ -4649,7 +4655,8 @@ class Servers:
         try:
             return await getattr(self._all[server], method)(*args, **kwargs)
         except (MCPError, OSError) as exc:
-            if not self._all[server].connected:   # gone, after the Client's own reconnect if any
+            # gone (after the Client's own reconnect, if any), or going: nothing could be sent
+            if not self._all[server].connected or isinstance(exc, _NotSent):
                 await self._lose(server, exc)
             raise
 
@@ -4709,9 +4716,6 @@ class _Blocking:
         self._wait(self.target.__aenter__())
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
-        self.close(*exc_info)
-
     def close(self, *exc_info: Any) -> None:
         if not self._loop.is_closed():
             try:
@@ -4720,6 +4724,8 @@ class _Blocking:
                 self._loop.call_soon_threadsafe(self._loop.stop)
                 self._thread.join()
                 self._loop.close()
+
+    __exit__ = close
 
     def _wait(self, coro: Any) -> Any:
         if self._loop.is_closed():
@@ -5844,6 +5850,8 @@ def _ask_inputs(server: ServerConfig) -> ServerConfig:
                 inputs[key] = {**spec, "value": answer or str(spec.get("default") or "")}
     except OSError:   # no terminal after all
         return server
+    except KeyboardInterrupt:
+        raise _Interrupted("interrupted") from None
     finally:
         signal.signal(signal.SIGINT, previous)
     return dataclasses.replace(server, inputs=inputs)
@@ -5986,11 +5994,12 @@ async def _cmd_servers(args: Any, out: _Output) -> int:
         out.note("mcpmini: no servers " + ("found in other MCP clients' config files" if args.discover
                                            else "configured (see README: Config)"))
     else:
-        for r in rows:
-            state = "trusted" if r["trusted"] else "NOT APPROVED (mcpmini trust)"
-            out.result(_redact(_visible(f"{r['name']}\t{r['transport']}\t{r['target']}\t{r['source']}\t{state}"
-                                        + (f"\t{r['auth']}" if r["auth"] != "-" else "")
-                                        + (f"\t{r['client']}" if "client" in r else ""))))
+        for r in rows:   # a discovered file is named in the hint: `trust` alone takes ./.mcp.json
+            hint = f" {shlex.quote(r['source'])}" if "client" in r else ""
+            state = "trusted" if r["trusted"] else f"NOT APPROVED (mcpmini trust{hint})"
+            out.result(_redact(_visible("\t".join([r["name"], r["transport"], r["target"], str(r["source"]),
+                                                   state, *[r.get("client")] * ("client" in r),
+                                                   *[r["auth"]] * (r["auth"] != "-")]))))
     return 0
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -94,8 +95,8 @@ def test_vscode_jsonc_inputs_without_a_terminal_name_the_input(cli, work, monkey
     assert rows(cli, "--config", cfg, "servers")["vscode-remote"]["transport"] == "http"
 
 
-@pytest.mark.skipif(os.name != "posix", reason="pty")
-def test_vscode_inputs_are_asked_on_the_terminal_password_unechoed(work, tmp_path):
+def on_a_terminal(work: Path, tmp_path: Path) -> tuple[subprocess.Popen, int, int]:
+    """``mcpmini call vscode whoami`` with the VS Code fixture, its controlling terminal a pty."""
     import fcntl
     import pty
     import termios
@@ -106,6 +107,12 @@ def test_vscode_inputs_are_asked_on_the_terminal_password_unechoed(work, tmp_pat
                             stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work, env=env,
                             start_new_session=True,   # then the pty becomes its controlling terminal
                             preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+    return proc, master, slave
+
+
+@pytest.mark.skipif(os.name != "posix", reason="pty")
+def test_vscode_inputs_are_asked_on_the_terminal_password_unechoed(work, tmp_path):
+    proc, master, slave = on_a_terminal(work, tmp_path)
     seen = b""
 
     def read_until(wanted: bytes, seconds: float = 30) -> None:
@@ -129,6 +136,23 @@ def test_vscode_inputs_are_asked_on_the_terminal_password_unechoed(work, tmp_pat
     assert json.loads(out)["env"] == {"CLI_KEY": "typed-secret-key", "CLI_REGION": "eu-west",
                                       "CLI_WS": str(work), "CLI_ENV": "e"}
     assert b"typed-secret-key" not in seen and b"eu-west" in seen   # the password is not echoed
+
+
+@pytest.mark.skipif(os.name != "posix", reason="pty")
+def test_ctrl_c_at_an_input_question_exits_130(work, tmp_path):
+    proc, master, slave = on_a_terminal(work, tmp_path)
+    seen, deadline = b"", time.monotonic() + 30
+    try:
+        while b"Weather API Key: " not in seen and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.1)[0]:
+                seen += os.read(master, 4096)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+        os.close(master)
+        os.close(slave)
+    assert proc.returncode == 130 and b"mcpmini: error: interrupted" in err and b"Traceback" not in err
 
 
 def test_windsurf_server_url_and_disabled_entries(cli, work, monkeypatch):
@@ -189,3 +213,11 @@ def test_servers_discover_lists_the_other_clients_configs(cli, work, tmp_path, m
     assert cli("trust", work / ".vscode" / "mcp.json", "--yes").code == 0
     assert rows(cli, "servers", "--discover")["vscode"]["trusted"]
     assert "NOT APPROVED" not in cli("servers", "--discover").out
+
+
+def test_servers_discover_as_text_names_the_client_and_the_file_to_trust(cli, work):
+    cfg = place("vscode.mcp.json", work / ".vscode" / "mcp.json")
+    r = cli("servers", "--discover")
+    lines = {line.split("\t")[0]: line.split("\t") for line in r.out.splitlines()}
+    assert lines["vscode"][3:] == [str(cfg), f"NOT APPROVED (mcpmini trust {cfg})", "VS Code"]
+    assert lines["vscode-remote"][5:] == ["VS Code", "not logged in"]
