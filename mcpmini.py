@@ -4561,7 +4561,8 @@ class Servers:
         self.names: list[str] = []               # every server, in the order given
         self._all: dict[str, Client] = {}
         self._opened: list[Client] = []           # connected here: closed here
-        self._used: dict[str, float] = {}         # when each server was last sent a request
+        self._used: dict[str, float] = {}         # when each server last answered a request
+        self._busy: dict[str, int] = {}           # its requests in flight (then it is not idle)
         self._told: set[str] = set()              # failures reported already
         self._watchers: list[asyncio.Task] = []
         options = {"reconnect": not heartbeat, **({"timeout": timeout} if timeout else {}), **options}
@@ -4576,7 +4577,10 @@ class Servers:
                 n += 1
                 unique = f"{name}-{n}"
             self.names.append(unique)
-            (self._all if isinstance(client, Client) else self.failed)[unique] = client  # type: ignore[index]
+            if isinstance(client, Client):
+                self._all[unique] = client
+            else:
+                self.failed[unique] = client
 
     clients = property(lambda self: {n: c for n, c in self._all.items() if n not in self.failed})
     instructions = property(lambda self: {n: c.instructions for n, c in self.clients.items() if c.instructions})
@@ -4633,7 +4637,8 @@ class Servers:
                     self._opened.append(client)
                     del self.failed[name]
                     _emit(self.on_event, "server_back", server=name)
-                elif not client.connected or time.monotonic() - self._used.get(name, 0.0) >= base:
+                elif not client.connected or not self._busy.get(name) and \
+                        time.monotonic() - self._used.get(name, 0.0) >= base:
                     self._used[name] = time.monotonic()
                     await client.request("ping" if client.era == "legacy" else "server/discover", timeout=base)
             except RemoteError:
@@ -4651,7 +4656,7 @@ class Servers:
             raise ConnectionClosed(f"{server}: unavailable: {self.failed[server]}") from self.failed[server]
         if server not in self._all:
             raise ConfigError(f"no server named {server!r} (servers: {', '.join(self.names) or 'none'})")
-        self._used[server] = time.monotonic()
+        self._busy[server] = self._busy.get(server, 0) + 1
         try:
             return await getattr(self._all[server], method)(*args, **kwargs)
         except (MCPError, OSError) as exc:
@@ -4659,6 +4664,9 @@ class Servers:
             if not self._all[server].connected or isinstance(exc, _NotSent):
                 await self._lose(server, exc)
             raise
+        finally:
+            self._busy[server] -= 1
+            self._used[server] = time.monotonic()
 
     async def call_tool(self, server: str, tool: str, arguments: JSON | None = None, *,
                         timeout: float | None = None) -> JSON:

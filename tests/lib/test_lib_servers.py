@@ -146,20 +146,33 @@ def test_heartbeat_reports_a_lost_server_fails_calls_at_once_and_brings_it_back(
     assert mcpmini.result_text(result) == '{"text": "back"}'
 
 
-def test_heartbeat_fails_the_calls_waiting_on_a_hung_server_with_the_cause(fake):
+def test_heartbeat_finds_a_hung_server_and_calls_to_it_fail_at_once_with_the_cause(fake):
     server = fake(era="modern", hang_after=1)   # answers server/discover, then nothing
     events = []
 
     async def main():
         async with mcpmini.Servers({"f": server.argv}, heartbeat=0.3,
                                    on_event=lambda kind, info: events.append((kind, info))) as servers:
-            with pytest.raises(mcpmini.ConnectionClosed, match=r"f: lost: server/discover timed out"):
-                await servers.call_tool("f", "slow", {"seconds": 60})
+            assert await wait_for(lambda: "f" in servers.failed)
+            with pytest.raises(mcpmini.ConnectionClosed, match=r"f: unavailable: server/discover timed out"):
+                await servers.call_tool("f", "echo")
             return await wait_for(lambda: [k for k, _ in events if k == "server_back"])
     assert run(main(), timeout=20)
-    assert events[0][0] == "server_lost"
+    assert events[0][0] == "server_lost" and "timed out" in events[0][1]["error"]
     assert server.methods().count("server/discover") >= 2     # the heartbeat's ping in 2026-07-28
     assert "ping" not in server.methods()
+
+
+def test_heartbeat_leaves_a_busy_connection_alone(fake):
+    server = fake(era="modern")
+    events = []
+
+    async def main():
+        async with mcpmini.Servers({"f": server.argv}, heartbeat=0.2,
+                                   on_event=lambda kind, info: events.append((kind, info))) as servers:
+            return await servers.call_tool("f", "slow", {"seconds": 1.5})
+    assert mcpmini.result_text(run(main())) == "slept"
+    assert events == [] and server.methods().count("server/discover") == 1   # no ping meanwhile
 
 
 def test_servers_leaves_connected_clients_open_and_closes_its_own():
