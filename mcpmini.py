@@ -25,8 +25,8 @@ over stdio, Streamable HTTP and the old HTTP+SSE transport.
 
 How a request flows (each part only calls the public methods of the one below it)::
 
-    CLI (argv, terminal) ─► Agent (run_agent: a model's tool calls) ─┐
-                         └──────────────────────────────────────────┴─► Client
+    CLI (argv, terminal) ─► Agent (run_agent: a model's tool calls) ─► Servers (many, at once) ─┐
+                         └──────────────────────────────────────────────────────────────────────┴─► Client
     Client: the public API; builds params (_meta in 2026-07-28), MRTR, list caches
       │  once per connection: _Negotiation ─► _Era (which era, why, server info)
       ▼
@@ -37,7 +37,8 @@ How a request flows (each part only calls the public methods of the one below it
                (HTTP ones ask Auth (_OAuth) for tokens; Config resolves servers)
 
 Layout: constants · errors · utilities · JSON-RPC session · transports (stdio, HTTP, HTTP+SSE)
-· auth · era · client · config · agent · CLI (``grep -n '^# -- ' mcpmini.py`` prints them).
+· auth · era · client · config · many servers (and the blocking forms) · agent · CLI
+(``grep -n '^# -- ' mcpmini.py`` prints them).
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ import base64
 import contextlib
 import dataclasses
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -61,7 +63,8 @@ from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 __all__ = [
-    "Client", "ServerConfig", "load_config", "result_text", "run_agent", "main",
+    "Client", "Servers", "SyncClient", "SyncServers", "ServerConfig", "load_config",
+    "result_text", "run_agent", "main",
     "MCPError", "ConfigError", "ConnectionClosed", "RequestTimeout", "ProtocolError",
     "AuthError", "RemoteError", "login", "logout", "auth_state",
 ]
@@ -99,6 +102,7 @@ PROGRESS_TIMEOUT_CAP = 600.0    # progress notifications extend a timeout, up to
 SHUTDOWN_GRACE = 2.0            # after closing stdin, then after SIGTERM
 EXIT_GRACE = 0.5                # a dead server's pipe may hold its last words for this long
 CANCEL_TIMEOUT = 1.0            # bound on sending a cancellation
+HEARTBEAT_BACKOFF_MAX = 60.0    # the longest wait between two reconnects of a lost server
 MAX_MESSAGE_SIZE = 256 << 20    # one JSON-RPC message; above it the connection fails
 READ_CHUNK = 1 << 20
 STDERR_TAIL_LINES = 20
@@ -176,11 +180,15 @@ ENV_ALLOWLIST = frozenset({
     "USERPROFILE", "USERNAME", "HOMEDRIVE", "HOMEPATH", "PROCESSOR_ARCHITECTURE",
     "NUMBER_OF_PROCESSORS", "OS",
 })
+CONFIG_PATHS = ("workspaceFolder", "workspaceFolderBasename", "userHome", "pathSeparator", "/")
 CONFIG_VARIABLE = re.compile(r"\$\$|\$\{(?P<name>[^}:]+(?::[^}-][^}]*)?)(?::-(?P<default>[^}]*))?\}")
 MIN_SECRET_LENGTH = 6           # shorter values ("info", "true") would redact ordinary words
+ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "timeout",
+                        "protocol", "oauth", "inheritEnv", "envFile", "disabled", "enabled"})
 MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than this is refused
 MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
 MAX_REMEMBERED_SERVERS = 200    # tool-list digests kept (the least recently used go first)
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")   # spec: what a tool name should be (check lints it)
 
 # Agent
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -302,6 +310,12 @@ class _UsageError(MCPError):
     """The command line is wrong; nothing was sent."""
 
     kind = "usage"
+
+
+class _Interrupted(MCPError):
+    """Ctrl-C at a question asked inside the event loop (a KeyboardInterrupt would escape it)."""
+
+    kind = "interrupted"
 
 
 class _AgentError(MCPError):
@@ -556,12 +570,13 @@ def _json_type(value: Any) -> str:
 
 
 def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False,
-                      json_hint: str = "") -> str | None:
+                      json_hint: str = "", noun: str = "argument") -> str | None:
     """What is wrong with ``arguments`` at the schema's top level (required, types, enum,
     unknown keys), in one line for a person or a model; None when nothing is. Unknown keys are
     refused when the schema says ``additionalProperties: false``, and with ``strict_keys``
     whenever it lists ``properties`` without allowing more. Keywords that cannot be used here
-    (``$ref`` among them) are passed over; ``json_hint`` follows a wrong object or array."""
+    (``$ref`` among them) are passed over; ``json_hint`` follows a wrong object or array.
+    ``noun`` names the keys ("key" when checking structuredContent)."""
     import difflib
     schema = schema if isinstance(schema, dict) else {}
     props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
@@ -570,7 +585,7 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     if missing:
         wanted = ", ".join(f"{n!r} ({'/'.join(sorted(_schema_types(props.get(n)))) or 'any'})"
                            for n in missing)
-        return f"missing required argument{'s' * (len(missing) > 1)} {wanted}"
+        return f"missing required {noun}{'s' * (len(missing) > 1)} {wanted}"
     extra = schema.get("additionalProperties")
     if extra is False or (strict_keys and extra is None and "properties" in schema
                           and "patternProperties" not in schema):
@@ -578,8 +593,8 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
             if key not in props:
                 close = difflib.get_close_matches(key, list(props), 1, 0.6)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                return (f"unknown argument {key!r}{hint} (the schema allows: "
-                        f"{', '.join(props) or 'no arguments'})")
+                return (f"unknown {noun} {key!r}{hint} (the schema allows: "
+                        f"{', '.join(props) or f'no {noun}s'})")
     for name, value in arguments.items():
         prop = props.get(name)
         if not isinstance(prop, dict) or "$ref" in prop:
@@ -588,12 +603,12 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
         types = _schema_types(prop)
         if types and not any(JSON_TYPES[t](value) for t in types):
             hint = json_hint if types & {"object", "array"} else ""
-            return (f"argument {name!r} must be {' or '.join(sorted(types))}, not {shown} "
+            return (f"{noun} {name!r} must be {' or '.join(sorted(types))}, not {shown} "
                     f"({_json_type(value)}){hint}")
         enum = prop.get("enum")
         if isinstance(enum, list) and value not in enum:
             choices = ", ".join(_json_text(e, None) for e in enum)
-            return f"argument {name!r} must be one of {choices[:200]}, not {shown}"
+            return f"{noun} {name!r} must be one of {choices[:200]}, not {shown}"
     return None
 
 
@@ -868,11 +883,12 @@ class _Session:
         for pending in list(self._pending.values()):
             _settle(pending.future, None, self.closed)
 
-    async def close(self, fast: bool = False) -> None:
-        """Stop answering, fail what waits, and close the transport (bounded)."""
+    async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
+        """Stop answering, fail what waits (with ``cause`` when given), and close the
+        transport (bounded)."""
         for task in list(self._answering):
             task.cancel()
-        self.connection_lost(ConnectionClosed(f"{self.label}: connection closed by the client"))
+        self.connection_lost(cause or ConnectionClosed(f"{self.label}: connection closed by the client"))
         await self.transport.close(fast=fast)
 
 
@@ -3723,19 +3739,22 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
 
 
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
-                     modern: bool, label: str) -> tuple[list[JSON], float]:
+                     modern: bool, label: str, strict: bool = False) -> tuple[list[JSON], float]:
     """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
-    ``ttlMs`` of its pages in the 2026-07-28 era, until list_changed in the legacy one."""
+    ``ttlMs`` of its pages in the 2026-07-28 era, until list_changed in the legacy one.
+    ``strict`` (for ``check``): every entry as sent, and a cursor that comes back (a list
+    that would never end) is a ProtocolError."""
     items: list[JSON] = []
     cursor: str | None = None
+    seen: set[str] = set()
     ttl = None if modern else float("inf")
-    for _ in range(MAX_PAGES):
+    for page in range(1, MAX_PAGES + 1):
         result = await request(method, {"cursor": cursor} if cursor is not None else None)
         page_items = result.get(key, [])
         if not isinstance(page_items, list):
             raise ProtocolError(f"{label}: the {method} result cannot be used: its {key} is not a "
                                 f"list: {_json_text(page_items, None)[:120]}")
-        items.extend(_usable(method, page_items, label))
+        items.extend(page_items if strict else _usable(method, page_items, label))
         if modern:
             ms = result.get("ttlMs")
             page_ttl = ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0
@@ -3743,6 +3762,9 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
             break
+        if strict and cursor in seen:
+            raise ProtocolError(f"page {page} repeats the cursor {cursor!r}: the list would never end")
+        seen.add(cursor)
     else:
         log.warning("%s: %s still had more pages after %d; keeping the %d items fetched",
                     label, method, MAX_PAGES, len(items))
@@ -3937,11 +3959,12 @@ class Client:
         if self._era_cache:   # what a pinned run learned helps an auto run too
             self._era_cache.put(key, "sse" if self._era.transport == "sse" else self._era.era)
 
-    async def close(self, fast: bool = False) -> None:
-        """Shut the connection down, bounded; safe to call twice."""
+    async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
+        """Shut the connection down, bounded; safe to call twice. Requests still waiting fail
+        at once, with ``cause`` when given."""
         session, self._session = self._session, None
         if session is not None:
-            await session.close(fast=fast)
+            await session.close(fast=fast, cause=cause)
 
     # Incoming from the server ---------------------------------------------------------------
 
@@ -4202,15 +4225,22 @@ class ServerConfig:
     source: str | None = None
     trusted: bool = True
     oauth: dict[str, Any] | bool | None = None   # "oauth" settings (camelCase keys) or false
+    env_file: str | None = None                  # "envFile" (VS Code, Cursor): env below "env"
+    inputs: dict[str, JSON] = dataclasses.field(default_factory=dict)  # VS Code's, by id (+"value")
 
     @property
     def transport(self) -> str:
         return "sse" if self.type == "sse" else ("http" if self.url else "stdio")
 
     def expanded(self) -> ServerConfig:
-        """A copy with ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``, ``${workspaceFolder}``
-        and ``$$`` expanded from the environment; an unset variable is a ConfigError."""
+        """A copy with ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``, ``$$``, CONFIG_PATHS
+        and answered ``${input:id}`` expanded, and ``envFile`` read; an unset variable is a
+        ConfigError. ``${workspaceFolder}`` is the config file's folder, or the project root
+        for ``.vscode/`` and ``.cursor/`` files (the current directory for ``~/.cursor/``)."""
         folder = os.path.dirname(os.path.abspath(self.source)) if self.source else os.getcwd()
+        if os.path.basename(folder) in (".vscode", ".cursor"):
+            folder = os.path.dirname(folder)
+            folder = os.getcwd() if folder == os.path.expanduser("~") else folder
 
         def expand(value: str, secret: bool = False) -> str:
             out = _expand(value, self, folder)
@@ -4218,28 +4248,30 @@ class ServerConfig:
                 _remember_secret(out) if secret else _remember_substitutions(value, self, folder)
             return out
 
+        env = {k: expand(v, secret=True) for k, v in self.env.items()}
+        if self.env_file:
+            env = {**_env_file(os.path.join(folder, expand(self.env_file)), self), **env}
         return dataclasses.replace(
             self, command=expand(self.command) if self.command else self.command,
-            args=[expand(a) for a in self.args],
-            env={k: expand(v, secret=True) for k, v in self.env.items()},
+            args=[expand(a) for a in self.args], env=env,
             url=expand(self.url) if self.url else self.url,
             headers={k: expand(v, secret=True) for k, v in self.headers.items()},
             cwd=expand(self.cwd) if self.cwd else self.cwd,
             oauth={k: expand(v, secret=k == "clientSecret") if isinstance(v, str) else v
                    for k, v in self.oauth.items()} if isinstance(self.oauth, dict) else self.oauth)
 
+    def references(self) -> list[str]:
+        """Every ``${name}`` written in the entry's values, once each."""
+        return list(dict.fromkeys(m.group("name") or "" for value in [
+            self.command or "", *self.args, *self.env.values(), self.url or "",
+            *self.headers.values(), self.cwd or "", self.env_file or ""]
+            for m in CONFIG_VARIABLE.finditer(value)))
+
     def variables(self) -> list[str]:
         """The names of the environment variables this entry would receive."""
-        names: list[str] = []
-        for value in [self.command or "", *self.args, *self.env.values(), self.url or "",
-                      *self.headers.values(), self.cwd or ""]:
-            for m in CONFIG_VARIABLE.finditer(value):
-                name = m.group("name") or ""
-                if name.startswith("env:"):
-                    name = name[4:]
-                if name and name != "workspaceFolder" and not name.startswith("input:") and name not in names:
-                    names.append(name)
-        return names
+        names = (n[4:] if n.startswith("env:") else n for n in self.references())
+        return list(dict.fromkeys(n for n in names if n and n not in CONFIG_PATHS
+                                  and not n.startswith("input:")))
 
 
 def _server_config(server: Any, *, name: str | None, env: dict[str, str] | None, cwd: str | None,
@@ -4275,12 +4307,18 @@ def _expand(value: str, server: ServerConfig, folder: str) -> str:
         if m.group(0) == "$$":
             return "$"
         name, default = m.group("name"), m.group("default")
-        if name == "workspaceFolder":
-            return folder
+        paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"),
+                                        os.sep, os.sep)))
+        if name in paths:
+            return paths[name]
         if name.startswith("input:"):
-            raise ConfigError(f"{server.source or 'config'}: server {server.name!r} uses ${{{name}}}, "
-                              "which needs VS Code's input prompts; put the value in an environment "
-                              "variable and write ${VAR} instead")
+            spec = server.inputs.get(name[6:], {})
+            if isinstance(spec.get("value"), str):
+                return spec["value"]
+            what = f" ({spec['description']})" if isinstance(spec.get("description"), str) else ""
+            raise ConfigError(f"{server.source or 'config'}: server {server.name!r} uses ${{{name}}}{what}, "
+                              "an input asked for on a terminal, and there is none (or the file does not "
+                              "define it); put the value in an environment variable and write ${VAR} instead")
         if name.startswith("env:"):
             name = name[4:]
         if name in os.environ:
@@ -4293,10 +4331,25 @@ def _expand(value: str, server: ServerConfig, folder: str) -> str:
 
 
 def _remember_substitutions(value: str, server: ServerConfig, folder: str) -> None:
-    """Every value substituted from the environment counts as a secret."""
+    """Every value substituted from the environment (or typed for an input) counts as a secret."""
     for m in CONFIG_VARIABLE.finditer(value):
-        if m.group(0) != "$$" and m.group("name") != "workspaceFolder":
+        if m.group(0) != "$$" and m.group("name") not in CONFIG_PATHS:
             _remember_secret(_expand(m.group(0), server, folder))
+
+
+def _env_file(path: str, server: ServerConfig) -> dict[str, str]:
+    """The variables of an ``envFile`` (dotenv: ``KEY=value``, ``export``, quotes, ``#``
+    comments); each value counts as a secret."""
+    try:
+        text = _read_capped(path, "env file").decode("utf-8-sig")
+    except (ConfigError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{server.source or 'config'}: server {server.name!r}: {exc}") from None
+    found = re.findall(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_][\w.]*)[ \t]*=[ \t]*"
+                       r"(?:\"([^\"]*)\"|'([^']*)'|(.*?))[ \t]*(?:[ \t]#.*)?$", text)
+    out = {key: quoted or single or bare for key, quoted, single, bare in found}
+    for value in out.values():
+        _remember_secret(value)
+    return out
 
 
 def _trust_path() -> str:
@@ -4337,25 +4390,106 @@ def _project_files(cwd: str) -> list[str]:
     return [p for p in (os.path.join(cwd, ".mcp.json"), os.path.join(cwd, "mcp.json")) if os.path.isfile(p)]
 
 
+def _client_configs(cwd: str) -> list[tuple[str, str, bool]]:
+    """Where the other MCP clients keep their configs, as (client, path, a project file?):
+    their documented places on Linux, macOS and Windows, and the project files in ``cwd``."""
+    home = os.path.expanduser("~")
+    apps = (os.path.join(home, "Library", "Application Support") if sys.platform == "darwin" else
+            os.environ.get("APPDATA") or os.path.join(home, "AppData", "Roaming") if os.name == "nt"
+            else os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"))
+    codex = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
+    return [(client, os.path.join(*parts), project) for client, project, *parts in (
+        ("Claude Desktop", False, apps, "Claude", "claude_desktop_config.json"),
+        ("Claude Code", False, home, ".claude.json"), ("Claude Code", True, cwd, ".mcp.json"),
+        ("Cursor", False, home, ".cursor", "mcp.json"), ("Cursor", True, cwd, ".cursor", "mcp.json"),
+        ("Windsurf", False, home, ".codeium", "windsurf", "mcp_config.json"),
+        ("Codex", False, codex, "config.toml"), ("Codex", True, cwd, ".codex", "config.toml"),
+        ("VS Code", False, apps, "Code", "User", "mcp.json"), ("VS Code", True, cwd, ".vscode", "mcp.json"))]
+
+
+def _jsonc(text: str) -> str:
+    """VS Code's JSON with comments and trailing commas as JSON: comments become blanks (line
+    breaks kept, so error positions stay right), a comma before ``}`` or ``]`` goes."""
+    string = r'("(?:[^"\\]|\\.)*")'
+    text = re.sub(string + r"|//[^\n]*|/\*.*?\*/",
+                  lambda m: m.group(1) or " " + "\n" * m.group().count("\n"), text, flags=re.S)
+    return re.sub(string + r"|,(?=\s*[]}])", lambda m: m.group(1) or "", text)
+
+
 def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
-    """Read one file (``mcpServers`` or VS Code's ``servers``) once: its servers, and the
-    SHA-256 of the very bytes parsed (what the trust gate compares); ConfigError on any problem."""
+    """Read one file once: its servers, and the SHA-256 of the very bytes parsed (what the
+    trust gate compares); ConfigError on any problem. Every common dialect, told apart by
+    shape: ``mcpServers`` (Claude Code and Desktop, Cursor, Windsurf), VS Code's ``servers``
+    and ``inputs`` (JSON with comments), Codex's TOML ``[mcp_servers.NAME]``, ~/.claude.json
+    (``mcpServers`` and those of the ``projects`` entry of this folder or the nearest one
+    above). Disabled entries are skipped."""
     raw = _read_capped(path, "config file")
+    toml = path.lower().endswith(".toml") or re.search(rb"(?m)^\s*\[mcp_servers[.\]]", raw)
+    if toml:
+        try:
+            import tomllib
+        except ImportError:   # the one version-dependent import (house style)
+            raise ConfigError(f"{path}: reading a TOML config (Codex's) needs Python 3.11 or "
+                              "later (for tomllib)") from None
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
+        if toml:
+            data = tomllib.loads(text)
+        else:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = json.loads(_jsonc(text))
     except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"{path}: not a readable JSON file: {exc}") from None
-    servers = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
+        raise ConfigError(f"{path}: not a readable {'TOML' if toml else 'JSON'} file: {exc}") from None
+    data = _object(data)
+    servers = data.get("mcpServers", data.get("servers", data.get("mcp_servers")))
+    if isinstance(data.get("projects"), dict):   # ~/.claude.json: the project's entries win
+        here, servers = os.getcwd() + os.sep, dict(_object(servers))
+        for folder, project in sorted(data["projects"].items(), key=lambda item: len(item[0])):
+            if here.startswith(os.path.abspath(folder).rstrip(os.sep) + os.sep):
+                servers.update(_object(_object(project).get("mcpServers")))
     if not isinstance(servers, dict):
-        raise ConfigError(f"{path}: expected an object with \"mcpServers\" (or VS Code's \"servers\")")
-    return ({name: _parse_entry(name, entry, path) for name, entry in servers.items()},
-            hashlib.sha256(raw).hexdigest())
+        raise ConfigError(f"{path}: expected an object with \"mcpServers\" (or VS Code's "
+                          "\"servers\", or Codex's [mcp_servers.NAME] tables)")
+    inputs = data.get("inputs") if isinstance(data.get("inputs"), list) else []
+    inputs = {i["id"]: i for i in inputs if isinstance(i, dict) and isinstance(i.get("id"), str)}
+    out = {}
+    for name, entry in servers.items():
+        if isinstance(entry, dict) and (entry.get("disabled") is True or entry.get("enabled") is False):
+            log.info("%s: server %r is disabled there; skipped", path, name)
+        else:
+            out[name] = _parse_entry(name, entry, path, inputs)
+    return out, hashlib.sha256(raw).hexdigest()
 
 
-def _parse_entry(name: str, entry: Any, path: str) -> ServerConfig:
+def _common_keys(entry: JSON) -> JSON:
+    """An entry in the spelling of Claude's files: Windsurf's ``serverUrl``, and Codex's
+    ``http_headers``, ``env_http_headers``, ``bearer_token_env_var``, ``env_vars`` (passed
+    on when set) and ``*_timeout_sec`` become ``url``, ``headers``, ``env`` and ``timeout``."""
+    if not all(isinstance(entry.get(key, {}), dict) for key in ("headers", "env")):
+        return entry   # _parse_entry says what is wrong
+    entry, pop = dict(entry), lambda key: _object(entry.pop(key, None))
+    entry.setdefault("url", entry.pop("serverUrl", None))
+    token = entry.pop("bearer_token_env_var", None)
+    entry["headers"] = {**pop("http_headers"), **{k: f"${{{v}}}" for k, v in pop("env_http_headers").items()},
+                        **({"Authorization": f"Bearer ${{{token}}}"} if isinstance(token, str) else {}),
+                        **pop("headers")}
+    passed = [v if isinstance(v, str) else _object(v).get("name") for v in entry.pop("env_vars", None) or []]
+    entry["env"] = {**{n: f"${{{n}:-}}" for n in passed if isinstance(n, str)}, **pop("env")}
+    seconds = [entry.pop(k) for k in ("startup_timeout_sec", "tool_timeout_sec") if k in entry]
+    entry.setdefault("timeout", max(seconds, key=lambda t: t if isinstance(t, (int, float)) else 0, default=None))
+    return {k: v for k, v in entry.items() if v is not None}
+
+
+def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON] | None = None) -> ServerConfig:
     where = f"{path}: server {name!r}"
     if not isinstance(entry, dict):
         raise ConfigError(f"{where}: expected an object")
+    entry = _common_keys(entry)
+    unknown = sorted(set(entry) - ENTRY_KEYS)
+    if unknown:
+        log.info("%s: ignored the unknown key(s) %s", where, ", ".join(unknown))
 
     def get(key: str, kind: type, default: Any = None) -> Any:
         value = entry.get(key, default)
@@ -4402,7 +4536,8 @@ def _parse_entry(name: str, entry: Any, path: str) -> ServerConfig:
     return ServerConfig(name=name, command=command if not url else None, args=list(args),
                         env=dict(env), cwd=cwd, url=url, headers=dict(headers),
                         type=kind, timeout=float(timeout) if timeout else None, protocol=protocol,
-                        inherit_env=bool(get("inheritEnv", bool, False)), source=path, oauth=oauth)
+                        inherit_env=bool(get("inheritEnv", bool, False)), source=path, oauth=oauth,
+                        env_file=get("envFile", str), inputs=dict(inputs or {}))
 
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
@@ -4451,20 +4586,10 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
     return {**{n: s for n, s in untrusted.items() if n not in trusted}, **trusted}
 
 
-# -- Agent ------------------------------------------------------------------------------------
-# `run_agent` is a small loop over any OpenAI-compatible Chat Completions endpoint (the wire
-# format and the quirks of real servers are in the project's openai-compat reference):
-#
-#     question ─► model ─► reply with tool_calls? ─ no ──► answer
-#                   ▲                 │ yes
-#                   └── one "tool" message per call ◄── MCP tools/call (concurrently)
-#
-# Only failures of the model endpoint stop the loop: everything that goes wrong with a tool
-# (bad arguments, unknown name, isError, JSON-RPC errors, a server that died twice) is told
-# to the model as the tool's answer, so that it can correct itself. No argparse, no printing.
+# -- Many servers -----------------------------------------------------------------------------
+# `Servers` opens many servers at once and keeps each one's failure to itself (`run_agent` is
+# built on it); `SyncClient` and `SyncServers` are their blocking forms.
 
-
-# Tools for the model -------------------------------------------------------------------------
 
 def _function_names(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
     """Map (server, MCP tool name) pairs to function names matching
@@ -4487,6 +4612,261 @@ def _function_names(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
         aliases[alias] = (server, tool)
     return aliases
 
+
+def _emit(on_event: Callable[[str, JSON], Any] | None, kind: str, **info: Any) -> None:
+    if on_event:
+        _call_quietly(on_event, kind, info)
+
+
+def _why(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+class Servers:
+    """Many MCP servers at once, as an async context manager.
+
+    ``servers``: what :func:`load_config` returns, or a ``{name: server}`` mapping or a list of
+    :class:`Client` objects (connected or not) or what ``Client()`` takes. Entering connects
+    them concurrently; one that cannot be built or connected goes to ``failed`` (name ->
+    exception), the others stay usable (``clients``: name -> Client). Clients built here get
+    ``timeout`` and ``options``, and ``reconnect=True`` (as in the agent) unless ``heartbeat``
+    (seconds): then idle connections are pinged at that rate, and a lost server is reconnected
+    in the background with backoff (calls to it fail at once, with the cause). ``on_event(kind,
+    info)`` reports ``server_failed``, ``server_lost`` and ``server_back``. ``list_tools()``,
+    ``list_resources()`` and ``list_prompts()`` return every usable server's, each item with a
+    ``server`` key. Other requests: ``request(server, "read_resource", uri)`` and the like.
+    """
+
+    def __init__(self, servers: Any = (), *, timeout: float | None = None,
+                 heartbeat: float | None = None, on_event: Callable[[str, JSON], Any] | None = None,
+                 **options: Any) -> None:
+        self.heartbeat, self.on_event = heartbeat, on_event
+        self.failed: dict[str, BaseException] = {}
+        self.tools: dict[str, list[JSON]] = {}   # by server: its last list_tools()
+        self.names: list[str] = []               # every server, in the order given
+        self._all: dict[str, Client] = {}
+        self._opened: list[Client] = []           # connected here: closed here
+        self._used: dict[str, float] = {}         # when each server last answered a request
+        self._busy: dict[str, int] = {}           # its requests in flight (then it is not idle)
+        self._told: set[str] = set()              # failures reported already
+        self._watchers: list[asyncio.Task] = []
+        options = {"reconnect": not heartbeat, **({"timeout": timeout} if timeout else {}), **options}
+        for name, item in servers.items() if isinstance(servers, dict) else [(None, s) for s in servers]:
+            try:
+                client: Client | BaseException = item if isinstance(item, Client) else Client(item, **options)
+            except (MCPError, ValueError) as exc:   # e.g. an unset ${VAR} in its config
+                client = exc
+            name = name or getattr(client if isinstance(client, Client) else item, "name", None) or str(item)
+            unique, n = name, 1
+            while unique in self.names:   # names must tell servers apart
+                n += 1
+                unique = f"{name}-{n}"
+            self.names.append(unique)
+            if isinstance(client, Client):
+                self._all[unique] = client
+            else:
+                self.failed[unique] = client
+
+    clients = property(lambda self: {n: c for n, c in self._all.items() if n not in self.failed})
+    instructions = property(lambda self: {n: c.instructions for n, c in self.clients.items() if c.instructions})
+
+    async def __aenter__(self) -> Servers:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.close(fast=exc_info[0] is not None and issubclass(
+            exc_info[0], (asyncio.CancelledError, KeyboardInterrupt)))
+
+    async def connect(self) -> None:
+        """Connect every usable server that is not connected yet, concurrently."""
+        async def start(name: str, client: Client) -> None:
+            self._opened.append(client)
+            try:
+                await client.connect()
+            except (MCPError, OSError) as exc:
+                self.failed[name] = exc
+        await asyncio.gather(*(start(n, c) for n, c in self.clients.items() if not c.connected))
+        for name in [n for n in self.names if n in self.failed and n not in self._told]:
+            self._told.add(name)
+            _emit(self.on_event, "server_failed", server=name, error=_why(self.failed[name]))
+        if self.heartbeat and not self._watchers:
+            self._watchers = [asyncio.ensure_future(self._watch(n, c)) for n, c in self._all.items()]
+
+    async def close(self, fast: bool = False) -> None:
+        """Stop the heartbeat and close the clients connected here."""
+        for task in self._watchers:
+            task.cancel()
+        await asyncio.gather(*self._watchers, *(c.close(fast=fast) for c in self._opened),
+                             return_exceptions=True)
+        self._watchers, self._opened = [], []
+
+    async def _lose(self, name: str, exc: BaseException) -> None:
+        """Out of use (until the heartbeat brings it back); what waits fails now, with the cause."""
+        if name not in self.failed:
+            self.failed[name] = exc
+            self._told.add(name)
+            _emit(self.on_event, "server_lost", server=name, error=_why(exc))
+            await self._all[name].close(fast=True, cause=ConnectionClosed(f"{name}: lost: {exc}"))
+
+    async def _watch(self, name: str, client: Client) -> None:
+        """One server's heartbeat: a ping when idle or broken (``ping`` in the legacy era;
+        2026-07-28 has none: ``server/discover``), and reconnects with backoff."""
+        delay = base = self.heartbeat or 1.0
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                if name in self.failed:
+                    await client.connect()
+                    delay = base
+                    self._opened.append(client)
+                    del self.failed[name]
+                    _emit(self.on_event, "server_back", server=name)
+                elif not client.connected or not self._busy.get(name) and \
+                        time.monotonic() - self._used.get(name, 0.0) >= base:
+                    self._used[name] = time.monotonic()
+                    await client.request("ping" if client.era == "legacy" else "server/discover", timeout=base)
+            except RemoteError:
+                pass   # an answer, even an error, is a sign of life
+            except (MCPError, OSError) as exc:
+                if name in self.failed:
+                    delay = min(delay * 2, HEARTBEAT_BACKOFF_MAX)
+                else:
+                    await self._lose(name, exc)
+
+    async def request(self, server: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Await ``Client.<method>(*args, **kwargs)`` of one server (``read_resource``, ...);
+        a failed server is a ConnectionClosed at once, and a lost connection puts it there."""
+        if server in self.failed:
+            raise ConnectionClosed(f"{server}: unavailable: {self.failed[server]}") from self.failed[server]
+        if server not in self._all:
+            raise ConfigError(f"no server named {server!r} (servers: {', '.join(self.names) or 'none'})")
+        self._busy[server] = self._busy.get(server, 0) + 1
+        try:
+            return await getattr(self._all[server], method)(*args, **kwargs)
+        except (MCPError, OSError) as exc:
+            # gone (after the Client's own reconnect, if any), or going: nothing could be sent
+            if not self._all[server].connected or isinstance(exc, _NotSent):
+                await self._lose(server, exc)
+            raise
+        finally:
+            self._busy[server] -= 1
+            self._used[server] = time.monotonic()
+
+    async def call_tool(self, server: str, tool: str, arguments: JSON | None = None, *,
+                        timeout: float | None = None) -> JSON:
+        """Call a tool of one server; the raw result (``isError: true`` is data)."""
+        return await self.request(server, "call_tool", tool, arguments, timeout=timeout)
+
+    async def _each(self, method: str) -> list[JSON]:
+        async def one(name: str) -> list[JSON]:
+            try:
+                items = await self.request(name, method)
+            except (MCPError, OSError) as exc:   # left out; the others are listed
+                log.warning("%s: %s failed: %s", name, method, exc)
+                return []
+            self.tools.update({name: items} if method == "list_tools" else {})
+            return [{**item, "server": name} for item in items]
+        return [item for items in await asyncio.gather(*map(one, self.clients)) for item in items]
+
+    async def list_tools(self) -> list[JSON]:
+        return await self._each("list_tools")
+
+    async def list_resources(self) -> list[JSON]:
+        return await self._each("list_resources")
+
+    async def list_prompts(self) -> list[JSON]:
+        return await self._each("list_prompts")
+
+    def qualified_names(self) -> dict[str, tuple[str, str]]:
+        """The names the agent gives the tools of the last :meth:`list_tools` (``server_tool``,
+        unique) -> (server, MCP tool name)."""
+        return _function_names([(name, tool) for name in self.clients for tool in
+                                dict.fromkeys(t["name"] for t in self.tools.get(name, []))])
+
+
+class _Blocking:
+    """An async object (``target``) behind blocking methods, for scripts and tests. It runs on
+    a private event loop in a thread of its own, so calls work from any thread, even one that
+    runs an event loop. Ctrl-C in a call cancels its request on the wire (as the command line
+    does); ``close()``, or leaving ``with``, closes the target and stops the loop."""
+
+    _wraps: Any = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.target = self._wraps(*args, **kwargs)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mcpmini-sync", daemon=True)
+        self._thread.start()
+
+    def __getattr__(self, name: str) -> Any:   # the target's attributes; its coroutines blocking
+        value = getattr(self.target, name)
+        if not inspect.iscoroutinefunction(value):
+            return value
+        return lambda *args, **kwargs: self._wait(value(*args, **kwargs))
+
+    def __enter__(self) -> Any:
+        self._wait(self.target.__aenter__())
+        return self
+
+    def close(self, *exc_info: Any) -> None:
+        if not self._loop.is_closed():
+            try:
+                self._wait(self.target.__aexit__(*(exc_info or (None, None, None))))
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join()
+                self._loop.close()
+
+    __exit__ = close
+
+    def _wait(self, coro: Any) -> Any:
+        if self._loop.is_closed():
+            coro.close()
+            raise ConnectionClosed(f"this {type(self).__name__} is closed; make a new one")
+        done = threading.Event()
+
+        async def run() -> Any:
+            try:
+                return await coro
+            finally:
+                done.set()
+        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()   # the request's task sends notifications/cancelled as it ends
+            done.wait(CANCEL_TIMEOUT + SHUTDOWN_GRACE)
+            raise
+
+
+class SyncClient(_Blocking):
+    """A blocking :class:`Client`: the same arguments, methods and results, no asyncio
+    (``with SyncClient([...]) as client: client.call_tool(...)``); callbacks run on its thread."""
+
+    _wraps = Client
+
+
+class SyncServers(_Blocking):
+    """A blocking :class:`Servers`: the same arguments, methods and results."""
+
+    _wraps = Servers
+
+
+# -- Agent ------------------------------------------------------------------------------------
+# `run_agent` is a small loop over any OpenAI-compatible Chat Completions endpoint (the wire
+# format and the quirks of real servers are in the project's openai-compat reference):
+#
+#     question ─► model ─► reply with tool_calls? ─ no ──► answer
+#                   ▲                 │ yes
+#                   └── one "tool" message per call ◄── MCP tools/call (concurrently)
+#
+# Only failures of the model endpoint stop the loop: everything that goes wrong with a tool
+# (bad arguments, unknown name, isError, JSON-RPC errors, a server that died twice) is told
+# to the model as the tool's answer, so that it can correct itself. No argparse, no printing.
+
+
+# Tools for the model -------------------------------------------------------------------------
 
 # Schema keywords whose values are schemas: SCHEMA_ONE, SCHEMA_LIST and SCHEMA_MAP (with the
 # x-mcp-header checks above), plus "properties".
@@ -4921,65 +5301,6 @@ class _ModelEndpoint:
 
 # The loop ------------------------------------------------------------------------------------
 
-class _AgentServer:
-    """One MCP server of a run: its client, tools, and whether it failed."""
-
-    def __init__(self, name: str, client: Client | None, error: str | None = None) -> None:
-        self.name, self.client, self.error = name, client, error
-        self.tools: list[JSON] = []
-        self.failed: str | None = None   # set for the rest of the run after a second failure
-
-
-def _as_client(item: Any) -> Client:
-    return item if isinstance(item, Client) else Client(item, reconnect=True)
-
-
-def _emit(on_event: Callable[[str, JSON], Any] | None, kind: str, **info: Any) -> None:
-    if on_event:
-        _call_quietly(on_event, kind, info)
-
-
-async def _start_servers(items: list[tuple[str | None, Any]], on_event: Callable[[str, JSON], Any] | None,
-                         opened: list[Client]) -> list[_AgentServer]:
-    """Connect what is not connected yet and list tools, concurrently; a server that fails is
-    reported and skipped. Clients connected here are appended to ``opened``."""
-    servers: list[_AgentServer] = []
-    for name, item in items:
-        try:
-            client: Client | None = _as_client(item)
-        except (MCPError, ValueError) as exc:   # e.g. an unset ${VAR} in its config
-            client, error = None, str(exc)
-        else:
-            error = None
-        name = name or (client.name if client else getattr(item, "name", None) or str(item))
-        unique, n = name, 1
-        while any(s.name == unique for s in servers):   # names must tell servers apart
-            n += 1
-            unique = f"{name}-{n}"
-        servers.append(_AgentServer(unique, client, error))
-
-    async def start(server: _AgentServer) -> None:
-        client = server.client
-        if client is None:
-            return
-        try:
-            if not client.connected:
-                opened.append(client)
-                await client.connect()
-            server.tools = [t for t in await client.list_tools()
-                            if isinstance(t, dict) and isinstance(t.get("name"), str)]
-        except (MCPError, OSError) as exc:
-            server.error = str(exc) or type(exc).__name__
-
-    await asyncio.gather(*(start(s) for s in servers))
-    for server in servers:
-        if server.error:
-            _emit(on_event, "server_failed", server=server.name, error=server.error)
-        elif server.client and (changes := _tool_list_changes(server.client, server.tools)):
-            _emit(on_event, "tools_changed", server=server.name, changes=changes)
-    return servers
-
-
 def _cut(text: str, limit: int) -> tuple[str, int]:
     if len(text) <= limit:
         return text, 0
@@ -4999,10 +5320,11 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
     """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint,
     which may call the tools of the MCP servers in ``clients``; returns the transcript.
 
-    ``clients``: :class:`Client` objects (connected or not), or anything ``Client()`` takes,
-    as a list or a ``{name: client}`` mapping. Those not connected yet are connected here
-    (concurrently, with ``reconnect=True``) and closed at the end; a server that fails is
-    skipped (``on_event("server_failed", ...)``). ``api_key`` is sent only to ``base_url``.
+    ``clients``: a :class:`Servers`, or what it takes (:class:`Client` objects, connected or
+    not, or anything ``Client()`` takes, as a list or a ``{name: client}`` mapping): those not
+    connected yet are connected here (concurrently, with ``reconnect=True``) and closed at the
+    end; a server that fails is skipped (``on_event("server_failed", ...)``). ``api_key`` is
+    sent only to ``base_url``.
     ``confirm(server, tool, arguments)`` (sync or async) is asked before every tool call; a
     false answer tells the model the user declined. ``stream`` asks for Server-Sent Events;
     ``on_text(piece)`` receives the answer text as it arrives (never reasoning);
@@ -5026,22 +5348,21 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
     if max_result_chars < 1:
         raise ValueError("max_result_chars must be at least 1")
     started = time.monotonic()
-    items = list(clients.items()) if isinstance(clients, dict) else [(None, c) for c in clients]
     transcript: JSON = {"question": question, "model": model, "base_url": base_url,
                         "answer": None, "servers": {}, "tools": {}, "messages": [], "steps": [],
                         "usage": {}, "seconds": 0.0}
     endpoint = _ModelEndpoint(base_url, api_key, model, stream=stream, timeout=timeout)
-    opened: list[Client] = []
-    cancelled = False
-    try:
+    own = not isinstance(clients, Servers)   # then it closes what it connects (fast on Ctrl-C)
+    servers = Servers(clients, on_event=on_event) if own else clients
+    async with servers if own else contextlib.nullcontext():
         try:
-            servers = await _start_servers(items, on_event, opened)
-            transcript["servers"] = {s.name: {"error": s.error} for s in servers if s.error}
-            usable = [s for s in servers if not s.error]
-            if servers and not usable:
+            await servers.connect()
+            await servers.list_tools()
+            transcript["servers"] = {n: {"error": _why(e)} for n, e in servers.failed.items()}
+            if servers.failed and not servers.clients:
                 raise ConnectionClosed("no MCP server could be used: " + "; ".join(
-                    f"{s.name}: {s.error}" for s in servers))
-            await _agent_loop(question, usable, servers, endpoint, transcript, max_steps=max_steps,
+                    f"{n}: {e['error']}" for n, e in transcript["servers"].items()))
+            await _agent_loop(question, servers, endpoint, transcript, max_steps=max_steps,
                               system=system, confirm=confirm, on_text=on_text, on_event=on_event,
                               max_result_chars=max_result_chars, tool_choice=tool_choice)
         except MCPError as exc:
@@ -5050,34 +5371,21 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
             raise
         finally:
             transcript["seconds"] = round(time.monotonic() - started, 3)
-    except asyncio.CancelledError:
-        cancelled = True
-        raise
-    finally:
-        # Clients opened here are ours to close (fast when cancelled: Ctrl-C).
-        await asyncio.gather(*(c.close(fast=cancelled) for c in opened), return_exceptions=True)
     return transcript
 
 
-def _offered_tools(usable: list[_AgentServer]) -> tuple[dict[str, tuple[str, str]],
-                                                       dict[tuple[str, str], JSON], list[JSON]]:
+def _offered_tools(servers: Servers) -> tuple[dict[str, tuple[str, str]],
+                                              dict[tuple[str, str], JSON], list[JSON]]:
     """The function names (alias -> server and MCP name), the MCP tools by (server, name),
     and the ``tools`` of the request."""
-    pairs: list[tuple[str, str]] = []
-    for server in usable:
-        seen: set[str] = set()
-        for tool in server.tools:
-            if tool["name"] not in seen:     # a server listing a name twice: the first wins
-                seen.add(tool["name"])
-                pairs.append((server.name, tool["name"]))
-    aliases = _function_names(pairs)
-    specs = {(s.name, t["name"]): t for s in usable for t in s.tools}
+    aliases = servers.qualified_names()
+    specs = {(name, t["name"]): t for name in servers.clients for t in reversed(servers.tools.get(name, []))}
     tools = [_function_tool(alias, _without_hidden(specs[pair])) for alias, pair in aliases.items()]
-    for server in usable:   # hidden text is how tool poisoning hides its instructions
-        hidden = [t["name"] for t in server.tools if _without_hidden(t) != t]
+    for name in servers.clients:   # hidden text is how tool poisoning hides its instructions
+        hidden = [t["name"] for t in servers.tools.get(name, []) if _without_hidden(t) != t]
         if hidden:
             log.warning("%s: removed invisible characters from tool(s) %s before the model saw "
-                        "them (a way to hide instructions)", server.name,
+                        "them (a way to hide instructions)", name,
                         ", ".join(_visible(n, one_line=True) for n in hidden))
     if len(tools) > 128:
         log.warning("%d tools: OpenAI accepts at most 128 (choose servers with --server)", len(tools))
@@ -5113,21 +5421,21 @@ def _history_arguments(calls: list[JSON]) -> list[tuple[JSON | None, str | None]
     return parsed
 
 
-async def _agent_loop(question: str, usable: list[_AgentServer], servers: list[_AgentServer],
-                      endpoint: _ModelEndpoint, transcript: JSON, *, max_steps: int,
+async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
+                      transcript: JSON, *, max_steps: int,
                       system: str | None, confirm: Callable[[str, str, JSON], Any] | None,
                       on_text: Callable[[str], Any] | None,
                       on_event: Callable[[str, JSON], Any] | None, max_result_chars: int,
                       tool_choice: str) -> None:
-    by_name = {s.name: s for s in usable}
-    aliases, specs, tools = _offered_tools(usable)
+    usable = list(servers.clients)
+    aliases, specs, tools = _offered_tools(servers)
     endpoint.tool_choice = _tool_choice(tool_choice, aliases)
-    transcript["servers"] = {s.name: transcript["servers"].get(s.name) or
-                             {"tools": [a for a, p in aliases.items() if p[0] == s.name]} for s in servers}
+    transcript["servers"] = {n: transcript["servers"].get(n) or
+                             {"tools": [a for a, p in aliases.items() if p[0] == n]} for n in servers.names}
     transcript["tools"] = {alias: {"server": p[0], "tool": p[1]} for alias, p in aliases.items()}
 
-    instructions = [(s.name, s.client.instructions) for s in usable
-                    if s.client and isinstance(s.client.instructions, str) and s.client.instructions.strip()]
+    instructions = [(n, text) for n, text in servers.instructions.items()
+                    if isinstance(text, str) and text.strip()]
     messages: list[JSON] = []
     prompt = _system_prompt(system, instructions)
     if prompt:
@@ -5176,15 +5484,15 @@ async def _agent_loop(question: str, usable: list[_AgentServer], servers: list[_
                               f"wanted to call tools; raise --max-steps (now {max_steps})")
         cut_short = reply.finish_reason == "length"
         results = await asyncio.gather(*(
-            _run_call(call, i, parsed[i], aliases, by_name, specs, cut_short=cut_short,
+            _run_call(call, i, parsed[i], aliases, servers, specs, cut_short=cut_short,
                       confirm=confirm, on_event=on_event, max_result_chars=max_result_chars)
             for i, call in enumerate(calls)))
         record["tool_calls"] = [r for _, r in results]
         if endpoint.tool_choice not in (None, "none"):   # a forced call was made: free to answer
             endpoint.tool_choice = "auto"
-        for server in usable:
-            if server.failed:
-                transcript["servers"][server.name]["failed"] = server.failed
+        for name in usable:
+            if name in servers.failed:
+                transcript["servers"][name]["failed"] = str(servers.failed[name])
         for call, (content, _) in zip(calls, results):   # exactly one per call, in call order
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
 
@@ -5213,7 +5521,7 @@ def _parse_arguments(text: str) -> tuple[JSON | None, str | None]:
 
 async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | None],
                     aliases: dict[str, tuple[str, str]],
-                    by_name: dict[str, _AgentServer], specs: dict[tuple[str, str], JSON], *,
+                    servers: Servers, specs: dict[tuple[str, str], JSON], *,
                     cut_short: bool, confirm: Callable[[str, str, JSON], Any] | None,
                     on_event: Callable[[str, JSON], Any] | None,
                     max_result_chars: int) -> tuple[str, JSON]:
@@ -5249,10 +5557,9 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
     problem = _argument_problem(arguments, specs[(server_name, tool)].get("inputSchema"))
     if problem:
         return answer(f"Error: invalid arguments for {alias}: {problem}.")
-    server = by_name[server_name]
-    if server.failed:
-        return answer(f"Error: the MCP server {server_name!r} is unavailable ({server.failed}); "
-                      "its tools cannot be used in this conversation.")
+    if server_name in servers.failed:
+        return answer(f"Error: the MCP server {server_name!r} is unavailable "
+                      f"({servers.failed[server_name]}); its tools cannot be used in this conversation.")
     _emit(on_event, "tool_call", id=call["id"], server=server_name, tool=tool, function=alias,
           arguments=arguments)
     if confirm is not None:
@@ -5262,23 +5569,16 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
         if not allowed:
             return answer("Error: the user declined this tool call.")
         began = time.monotonic()
-    assert server.client is not None
     try:
-        result = await server.client.call_tool(tool, arguments)
+        result = await servers.call_tool(server_name, tool, arguments)
     except RemoteError as exc:
         return answer(f"Error: the tool failed with JSON-RPC error {exc.code}: {exc.message}")
-    except RequestTimeout as exc:
-        if exc.method != "connecting":
-            return answer(f"Error: {exc}")
-        server.failed = f"reconnecting failed: {exc}"
-        _emit(on_event, "server_lost", server=server_name, error=server.failed)
-        return answer(f"Error: the MCP server {server_name!r} failed: {server.failed}")
     except (MCPError, OSError) as exc:
-        # The client already reconnected once and retried once (reconnect=True): a server
-        # that fails again stays failed for the rest of the run.
-        server.failed = str(exc) or type(exc).__name__
-        _emit(on_event, "server_lost", server=server_name, error=server.failed)
-        return answer(f"Error: the MCP server {server_name!r} failed: {server.failed}")
+        # The client already reconnected once (reconnect=True): a server whose connection is
+        # gone again was lost by Servers (server_lost) and stays out for the rest of the run.
+        if server_name in servers.failed:
+            return answer(f"Error: the MCP server {server_name!r} failed: {exc}")
+        return answer(f"Error: {exc}")
     text = result_text(result)
     is_error = result.get("isError") is True
     if is_error:
@@ -5839,6 +6139,7 @@ def _build_parser() -> Any:
     p.add_argument("--yes", action="store_true", help="approve without asking")
     _add_ask_parser(command)
     _add_bridge_parser(command)
+    _add_check_parser(command, sub)
     return parser
 
 
@@ -5882,6 +6183,23 @@ def _add_ask_parser(command: Callable[[str, str], Any]) -> None:
     p.add_argument("--tool-choice", default="auto", metavar="auto|required|none|TOOL",
                    help="whether the model may (auto, the default), must (required) or must not "
                    "(none) call tools, or which tool it must call (TOOL or SERVER/TOOL)")
+
+
+def _add_check_parser(command: Callable[[str, str], Any], sub: Any) -> None:
+    """``check``, and ``servers --discover``: added by _build_parser."""
+    sub.choices["servers"].add_argument("--discover", action="store_true", help="list (read-only) "
+                                        "the servers that other MCP clients here are configured with")
+    p = command("check", "smoke-test servers for CI: connect (in each era spoken), list every page, "
+                "lint tools and schemas, run the calls asked for (exit 1 on a failed check, 3 "
+                "when a server cannot be reached)")
+    p.add_argument("servers", nargs="+", metavar="SERVER")
+    p.add_argument("--call", nargs="+", action="append", default=[], metavar=("TOOL", "ARG"),
+                   help="call a tool with arguments as `call` takes them; fails on isError (repeatable)")
+    p.add_argument("--read", action="append", default=[], metavar="URI", help="read a resource (repeatable)")
+    p.add_argument("--prompt", nargs="+", action="append", default=[], metavar=("NAME", "KEY=VALUE"),
+                   help="get a prompt (repeatable)")
+    p.add_argument("--strict", action="store_true", help="warnings fail too")
+    p.add_argument("--junit", metavar="FILE", help="also write the results to FILE as JUnit XML")
 
 
 # Resolving SERVER ----------------------------------------------------------------------------
@@ -5936,6 +6254,7 @@ def _resolve_server(spec: str, args: Any) -> ServerConfig:
 
 
 def _client_for(server: ServerConfig, args: Any, out: _Output, **extra: Any) -> Client:
+    server = _ask_inputs(server)
     protocol = args.protocol or server.protocol or "auto"
     timeout = args.timeout or server.timeout or DEFAULT_TIMEOUT
 
@@ -6056,6 +6375,36 @@ def _tty_confirm(out: _Output, tty: Any = None) -> Callable[[str, str, JSON], Aw
             threading.Thread(target=worker, daemon=True).start()
             return (await future).strip().lower() in ("y", "yes")
     return confirm
+
+
+def _ask_inputs(server: ServerConfig) -> ServerConfig:
+    """VS Code's ``${input:id}``, asked on the terminal as VS Code would (a ``password`` one
+    unechoed); with no terminal, expanding the entry names the input instead."""
+    wanted = [n[6:] for n in server.references() if n[:6] == "input:" and n[6:] in server.inputs]
+    if not wanted or os.name != "posix" or not _has_terminal() or \
+            threading.current_thread() is not threading.main_thread():
+        return server
+    import getpass
+    inputs = dict(server.inputs)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # Ctrl-C ends a read
+    try:
+        with open("/dev/tty", "r+b", buffering=0) as tty:   # unbuffered: a tty cannot seek
+            for key in wanted:
+                spec = inputs[key]
+                prompt = _visible(f"mcpmini: {server.name}: {spec.get('description') or key}: ", True)
+                if spec.get("password"):   # the prompt comes once echo is off
+                    answer = getpass.getpass(prompt)
+                else:
+                    tty.write(prompt.encode())
+                    answer = tty.readline().decode("utf-8", "replace").rstrip("\r\n")
+                inputs[key] = {**spec, "value": answer or str(spec.get("default") or "")}
+    except OSError:   # no terminal after all
+        return server
+    except KeyboardInterrupt:
+        raise _Interrupted("interrupted") from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return dataclasses.replace(server, inputs=inputs)
 
 
 # Tool arguments ------------------------------------------------------------------------------
@@ -6179,20 +6528,45 @@ async def _cmd_info(args: Any, out: _Output) -> int:
 
 
 async def _cmd_servers(args: Any, out: _Output) -> int:
-    servers = _configured(args)
+    def auth(server: ServerConfig) -> str:
+        try:
+            return auth_state(server)
+        except ConfigError:   # an unset ${VAR}: said when the server is used, not here
+            return "?"
+    found = _discovered() if args.discover else [(s, {}) for s in _configured(args).values()]
     rows = [{"name": s.name, "transport": s.transport,
              "target": s.url or shlex.join([s.command or "", *s.args]),
-             "source": s.source, "trusted": s.trusted, "auth": auth_state(s)} for s in servers.values()]
+             "source": s.source, "trusted": s.trusted, "auth": auth(s), **extra}
+            for s, extra in found]
     if args.json:
         out.result(_redact(_json_text(rows)))
     elif not rows:
-        out.note("mcpmini: no servers configured (see README: Config)")
+        out.note("mcpmini: no servers " + ("found in other MCP clients' config files" if args.discover
+                                           else "configured (see README: Config)"))
     else:
-        for r in rows:
-            state = "trusted" if r["trusted"] else "NOT APPROVED (mcpmini trust)"
-            out.result(_redact(_visible(f"{r['name']}\t{r['transport']}\t{r['target']}\t{r['source']}\t{state}"
-                                        + (f"\t{r['auth']}" if r["auth"] != "-" else ""))))
+        for r in rows:   # a discovered file is named in the hint: `trust` alone takes ./.mcp.json
+            hint = f" {shlex.quote(r['source'])}" if "client" in r else ""
+            state = "trusted" if r["trusted"] else f"NOT APPROVED (mcpmini trust{hint})"
+            out.result(_redact(_visible("\t".join([r["name"], r["transport"], r["target"], str(r["source"]),
+                                                   state, *[r.get("client")] * ("client" in r),
+                                                   *[r["auth"]] * (r["auth"] != "-")]))))
     return 0
+
+
+def _discovered() -> list[tuple[ServerConfig, JSON]]:
+    """The servers in the other MCP clients' config files (read-only) as ``--config FILE``
+    reads them, each with its client. A project file passes the trust gate; a file that cannot
+    be read is skipped with a warning naming it."""
+    found: list[tuple[ServerConfig, JSON]] = []
+    for client, path, project in _client_configs(os.getcwd()):
+        try:
+            servers, digest = _parse_config(path) if os.path.isfile(path) else ({}, "")
+        except ConfigError as exc:
+            log.warning("%s; skipped", exc)
+            continue
+        trusted = not project or _is_trusted(path, digest)
+        found += [(dataclasses.replace(s, trusted=trusted), {"client": client}) for s in servers.values()]
+    return found
 
 
 def _has_terminal() -> bool:
@@ -6526,6 +6900,204 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
     return 0
 
 
+# check: a smoke test for CI -------------------------------------------------------------------
+
+class _Suite:
+    """One server in one era: its checks, each (name, "pass"/"warn"/"fail", detail, seconds)."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.reached, self.mark = name, True, time.monotonic()
+        self.checks: list[tuple[str, str, str, float]] = []
+
+    def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "") -> None:
+        detail = _redact(_visible("; ".join([*fails, *warns]) or note, True))
+        self.checks.append((_visible(name, True), "fail" if fails else "warn" if warns else "pass",
+                            detail, time.monotonic() - self.mark))   # the time since the last one
+        self.mark = time.monotonic()
+
+
+def _hidden(item: JSON, *keys: str) -> list[str]:
+    """Invisible formatting characters (bidi overrides, zero-width...): unseen, but models read them."""
+    return [f"hidden characters in its {k}" for k in keys or ("name", "title", "description")
+            if isinstance(item.get(k), str) and HIDDEN_TEXT.search(item[k])]
+
+
+def _schema_problems(schema: Any, where: str) -> list[str]:
+    """Why ``schema`` is not an object schema that compiles: the root must say ``type:
+    object``, each ``type`` be a JSON type, each ``required`` name one of the ``properties``,
+    and the keywords that hold schemas hold schemas."""
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return [f"{where} is not an object schema (its root needs \"type\": \"object\")"]
+    problems: list[str] = []
+
+    def walk(node: Any, at: str) -> None:
+        if not isinstance(node, (dict, bool)):
+            problems.append(f"{at} is not a schema")
+        if not isinstance(node, dict):
+            return
+        kinds, props, required = node.get("type", []), node.get("properties", {}), node.get("required", [])
+        problems.extend(f"{at}: type {k!r} is not a JSON type" for k in
+                        (kinds if isinstance(kinds, list) else [kinds]) if k not in JSON_TYPES)
+        problems.extend(f"{at}: required {r!r} is not one of its properties" for r in
+                        (required if isinstance(required, list) else [required])
+                        if not isinstance(props, dict) or r not in props)
+        for key, value in node.items():
+            if key == "properties" or key in SCHEMA_MAP:
+                subs = value.items() if isinstance(value, dict) else [("", 0)]
+            elif key in SCHEMA_LIST or key in SCHEMA_ONE and isinstance(value, list):
+                subs = enumerate(value) if isinstance(value, list) else [("", 0)]
+            else:
+                subs = [("", value)] if key in SCHEMA_ONE else []
+            for k, sub in subs:   # ("", 0): not the object or list the keyword needs
+                walk(sub, f"{at}.{key}" + (f"[{k!r}]" if k != "" else ""))
+    walk(schema, where)
+    return problems
+
+
+async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
+    """Every page of every list, fresh (a cursor that comes back fails), and the tool lints:
+    names (spec: 1-128 of A-Z a-z 0-9 _ - ., unique), schemas, descriptions, hidden text."""
+    lists: dict[str, list[Any]] = {}
+    for method, key in (("tools/list", "tools"), ("resources/list", "resources"),
+                        ("resources/templates/list", "resourceTemplates"), ("prompts/list", "prompts")):
+        try:
+            if method.partition("/")[0] in client.capabilities:
+                lists[key], _ = await _all_pages(client.request, method, key, False, client.name, strict=True)
+            suite.add(method, note=f"{len(lists[key])} listed" if key in lists else "not offered")
+        except MCPError as exc:
+            suite.add(method, [str(exc)])
+    tools = lists.get("tools", [])
+    names = [t.get("name") for t in tools if isinstance(t, dict)]
+    twice = sorted({str(n) for n in names if names.count(n) > 1})
+    suite.add("tool names unique", [f"listed more than once: {', '.join(twice)}"] if twice else [])
+    for i, tool in enumerate(tools):
+        tool = tool if isinstance(tool, dict) else {"name": f"#{i + 1}", "inputSchema": tool}
+        fails = [] if isinstance(tool.get("name"), str) and TOOL_NAME.fullmatch(tool["name"]) else [
+            f"the name {tool.get('name')!r} is not 1 to 128 of A-Z a-z 0-9 _ - ."]
+        for field in ("inputSchema", "outputSchema")[:1 + ("outputSchema" in tool)]:
+            try:
+                fails += _schema_problems(tool.get(field), field)
+            except RecursionError:
+                fails.append(f"{field} is nested too deeply")
+        suite.add(f"tool {tool.get('name')}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
+                  + ["no description"] * (not str(tool.get("description") or "").strip()) + _hidden(tool))
+    return tools
+
+
+async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any]) -> None:
+    """--call (fails on isError, or on structuredContent that does not match the tool's
+    outputSchema, checked at its top level as arguments are), --read and --prompt."""
+    by_name = {t.get("name"): t for t in tools if isinstance(t, dict)}
+    for name, *items in args.call:
+        try:
+            schema = _object(_object(by_name.get(name)).get("inputSchema"))
+            arguments = _tool_arguments(items, schema)
+            problem = (f"the server lists no tool {name!r}" if name not in by_name else
+                       _argument_problem(arguments, schema, strict_keys=True))
+            if problem:
+                raise _UsageError(problem)
+            result = await client.call_tool(name, arguments)
+        except MCPError as exc:
+            suite.add(f"call {name}", [str(exc)])
+            continue
+        output, value = by_name[name].get("outputSchema"), result.get("structuredContent")
+        problem = (f"isError: {result_text(result)}" if result.get("isError") is True else None
+                   if output is None else "no structuredContent, though the tool has an outputSchema"
+                   if "structuredContent" not in result else f"structuredContent is {_json_type(value)}, "
+                   "not an object" if not isinstance(value, dict) else _argument_problem(value, output, noun="key"))
+        suite.add(f"call {name}", [problem] if problem else [], note=_first_line(result_text(result)))
+    for label, run in [(f"read {uri}", lambda uri=uri: client.read_resource(uri)) for uri in args.read] + [
+            (f"prompt {p[0]}", lambda p=p: client.get_prompt(p[0], _pairs(p[1:], "=", "argument", False)))
+            for p in args.prompt]:
+        try:
+            result = await run()
+            suite.add(label, note=f"{len(result.get('contents') or result.get('messages') or [])} part(s)")
+        except MCPError as exc:
+            suite.add(label, [str(exc)])
+
+
+async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -> _Suite:
+    """One server in one era (probed afresh; what a pinned run finds is not remembered)."""
+    client = _client_for(server, args, out, era_cache=False)
+    suite = _Suite(f"{spec} ({args.protocol or server.protocol or 'auto'})")
+    try:
+        await client.connect()
+        if server.protocol == "legacy" and client.era != "legacy":
+            raise ProtocolError(f"it answered in the {client.era} era")
+    except MCPError as exc:
+        suite.reached = False
+        suite.add("connect", [str(exc)])
+        return suite
+    try:
+        info, text = client.server_info, client.instructions
+        suite.name = f"{spec} ({client.protocol_version})"
+        suite.add("connect", note=f"{client.era} over {client.transport}: {client.era_reason}")
+        suite.add("server info", note=f"{info.get('name', '?')} {info.get('version', '')}")
+        suite.add("capabilities", note=", ".join(client.capabilities) or "none")
+        suite.add("instructions", [], _hidden({"i": text}, "i"), f"{len(text)} characters" if text else "none")
+        await _check_calls(client, suite, args, await _check_lists(client, suite))
+    except MCPError as exc:   # the connection broke: the rest cannot be checked
+        suite.add("connection", [str(exc)])
+    finally:
+        await client.close()
+    return suite
+
+
+async def _cmd_check(args: Any, out: _Output) -> int:
+    servers = [(spec, _resolve_server(spec, args)) for spec in args.servers]
+    if args.junit:   # fail before connecting, not after the work
+        try:
+            open(args.junit, "ab").close()
+        except OSError as exc:
+            raise _UsageError(f"cannot write {args.junit}: {exc.strerror or exc}") from None
+    suites: list[_Suite] = []
+    for spec, server in servers:
+        suites.append(await _check_era(spec, server, args, out))
+        if suites[-1].name.endswith(f"({MODERN_VERSION})") and not (args.protocol or server.protocol):
+            legacy = await _check_era(spec, dataclasses.replace(server, protocol="legacy"), args, out)
+            if legacy.reached:   # it speaks both eras: both are checked
+                suites.append(legacy)
+            else:
+                suites[-1].add("legacy era", note=f"not spoken ({legacy.checks[0][2]})")
+    for suite in suites:
+        suite.checks = [(n, "fail" if s == "warn" and args.strict else s, d, t) for n, s, d, t in suite.checks]
+    counts = {s: sum(c[1] == s for suite in suites for c in suite.checks) for s in ("pass", "warn", "fail")}
+    code = 3 if not all(s.reached for s in suites) else 1 if counts["fail"] else 0
+    if args.junit:
+        _write_junit(args.junit, suites)
+    if args.json:
+        out.result(_json_text({"suites": [{"name": s.name, "reached": s.reached, "checks": [
+            {"name": n, "status": st, "detail": d, "seconds": round(t, 3)} for n, st, d, t in s.checks]}
+            for s in suites], **counts, "exit": code}))
+        return code
+    for suite in suites:
+        out.result("\n".join([_visible(suite.name, True)] + [f"  {st.upper()}  {n:<30} {t:6.2f} s  {d}".rstrip()
+                                                             for n, st, d, t in suite.checks]))
+    out.result(f"{counts['pass']} passed, {counts['warn']} warned, {counts['fail']} failed")
+    return code
+
+
+def _write_junit(path: str, suites: list[_Suite]) -> None:
+    """JUnit XML, which CI systems show: a testsuite per server and era, a testcase per check
+    (a warning passes, with its text in system-out; an unreachable server is an error)."""
+    import xml.etree.ElementTree as ET
+    root = ET.Element("testsuites", name="mcpmini check")
+    for suite in suites:
+        fails = sum(c[1] == "fail" for c in suite.checks)
+        node = ET.SubElement(root, "testsuite", name=suite.name, tests=str(len(suite.checks)),
+                             failures=str(fails * suite.reached), errors=str(fails * (not suite.reached)),
+                             time=f"{sum(c[3] for c in suite.checks):.3f}")
+        for name, status, detail, seconds in suite.checks:
+            case = ET.SubElement(node, "testcase", classname=suite.name, name=name, time=f"{seconds:.3f}")
+            if status != "pass":
+                tag = "system-out" if status == "warn" else "failure" if suite.reached else "error"
+                ET.SubElement(case, tag, {"message": detail} if status == "fail" else {}).text = \
+                    f"warning: {detail}" if status == "warn" else detail
+    for key in ("tests", "failures", "errors"):
+        root.set(key, str(sum(int(n.get(key) or 0) for n in root)))
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
 async def _dispatch(args: Any, out: _Output) -> int:
     handler = globals()[f"_cmd_{args.command}"]
     return await handler(args, out)
@@ -6601,7 +7173,7 @@ def main(argv: list[str] | None = None) -> int:
         root.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError("a command is needed: info, servers, tools, call, resources, templates, "
-                              "read, prompts, prompt, trust, login, logout, ask (see: mcpmini --help)")
+                              "read, prompts, prompt, trust, login, logout, ask, check (see: mcpmini --help)")
         if args.command == "trust":
             return _cmd_trust(args, out)
         return _run_main(_dispatch(args, out))

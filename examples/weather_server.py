@@ -142,6 +142,18 @@ TOOLS: list[JSON] = [{
                                 "description": "City name in English or Chinese, e.g. Hangzhou or 杭州"}},
         "required": ["city"],
     },
+    # What structuredContent holds (2025-06-18 and later): clients can check it, programs use it.
+    "outputSchema": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "city_zh": {"type": "string"},
+                       "date": {"type": "string", "description": "tomorrow, as YYYY-MM-DD"},
+                       "condition": {"type": "string"}, "low_c": {"type": "integer"},
+                       "high_c": {"type": "integer"},
+                       "precipitation_chance": {"type": "integer", "description": "percent"},
+                       "wind": {"type": "string"}, "umbrella": {"type": "boolean"},
+                       "demo_data": {"type": "boolean"}},
+        "required": ["city", "date", "condition", "low_c", "high_c", "precipitation_chance", "umbrella"],
+    },
     "annotations": {"readOnlyHint": True, "openWorldHint": False},
 }]
 

@@ -9,7 +9,7 @@ import pytest
 
 import mcpmini
 from agent_fakes import ScriptedModel, answer, calls
-from agent_harness import ECHO_SCHEMA, fake_client, received, tool_calls_received
+from agent_harness import ECHO_SCHEMA, fake_argv, fake_client, received, tool_calls_received
 from harness import run
 
 ECHO = {"name": "echo", "inputSchema": ECHO_SCHEMA}
@@ -108,3 +108,22 @@ def test_a_connected_client_stays_open_for_its_owner(tmp_path):
                 await mcpmini.run_agent("q", [client], model="m", base_url=model.base_url)
             return await client.call_tool("echo", {"city": "x"})
     assert mcpmini.result_text(run(main())) == '{"tool": "echo", "arguments": {"city": "x"}}'
+
+
+def test_run_agent_takes_a_servers_and_leaves_it_to_its_owner(tmp_path):
+    events = []
+
+    async def main():
+        servers = mcpmini.Servers({"f": fake_argv(tmp_path, [ECHO]),
+                                   "broken": [sys.executable, "-c", "pass"]},
+                                  on_event=lambda kind, info: events.append((kind, info)))
+        async with servers:
+            with ScriptedModel([calls(("f_echo", '{"city": "x"}', "c1")), answer("ok")]) as model:
+                transcript = await mcpmini.run_agent("q", servers, model="m", base_url=model.base_url)
+            still = await servers.call_tool("f", "echo", {"city": "y"})   # open until its owner leaves
+        return transcript, still, servers.clients["f"].connected
+    transcript, still, connected = run(main())
+    assert transcript["answer"] == "ok" and transcript["tools"] == {"f_echo": {"server": "f", "tool": "echo"}}
+    assert "error" in transcript["servers"]["broken"]
+    assert "y" in mcpmini.result_text(still) and not connected
+    assert [k for k, _ in events] == ["server_failed"]          # reported once, by the Servers
