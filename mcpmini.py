@@ -5358,6 +5358,9 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
         try:
             await servers.connect()
             await servers.list_tools()
+            for name, client in servers.clients.items():   # before the model sees them
+                if changes := _tool_list_changes(client, servers.tools.get(name, [])):
+                    _emit(on_event, "tools_changed", server=name, changes=changes)
             transcript["servers"] = {n: {"error": _why(e)} for n, e in servers.failed.items()}
             if servers.failed and not servers.clients:
                 raise ConnectionClosed("no MCP server could be used: " + "; ".join(
@@ -6967,6 +6970,8 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
         except MCPError as exc:
             suite.add(method, [str(exc)])
     tools = lists.get("tools", [])
+    changes = _tool_list_changes(client, [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)])
+    suite.add("tools since last listed", [], [changes] if changes else [], "unchanged or first seen")
     names = [t.get("name") for t in tools if isinstance(t, dict)]
     twice = sorted({str(n) for n in names if names.count(n) > 1})
     suite.add("tool names unique", [f"listed more than once: {', '.join(twice)}"] if twice else [])

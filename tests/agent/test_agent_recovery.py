@@ -9,7 +9,7 @@ import pytest
 
 import mcpmini
 from agent_fakes import ScriptedModel, answer, calls
-from agent_harness import ECHO_SCHEMA, fake_argv, fake_client, received, tool_calls_received
+from agent_harness import ECHO_SCHEMA, fake_client, fake_server, received, tool_calls_received
 from harness import run
 
 ECHO = {"name": "echo", "inputSchema": ECHO_SCHEMA}
@@ -114,7 +114,7 @@ def test_run_agent_takes_a_servers_and_leaves_it_to_its_owner(tmp_path):
     events = []
 
     async def main():
-        servers = mcpmini.Servers({"f": fake_argv(tmp_path, [ECHO]),
+        servers = mcpmini.Servers({"f": mcpmini.ServerConfig(name="f", **fake_server(tmp_path, [ECHO]).entry()),
                                    "broken": [sys.executable, "-c", "pass"]},
                                   on_event=lambda kind, info: events.append((kind, info)))
         async with servers:
