@@ -37,7 +37,7 @@ How a request flows (each part only calls the public methods of the one below it
                (HTTP ones ask Auth (_OAuth) for tokens; Config resolves servers)
 
 Layout: constants · errors · utilities · JSON-RPC session · transports (stdio, HTTP, HTTP+SSE)
-· auth · era · client · config · many servers (and the blocking forms) · agent · CLI
+· auth · era · client · config · many servers (and the blocking forms) · agent · bridge · CLI
 (``grep -n '^# -- ' mcpmini.py`` prints them).
 """
 from __future__ import annotations
@@ -4101,8 +4101,10 @@ class Client:
         """Multi round-trip requests (2026-07-28): answer ``input_required`` by retrying the
         same request with a new id, ``inputResponses`` and ``requestState`` echoed verbatim."""
         attempt_params = params
+        # the request id is the progress token, unless the caller brought its own (a bridge)
+        progress = "progressToken" not in _object(params.get("_meta"))
         for _ in range(MAX_INPUT_ROUNDS + 1):
-            result = await self._request(method, attempt_params, timeout=timeout, progress=True)
+            result = await self._request(method, attempt_params, timeout=timeout, progress=progress)
             if self.era != MODERN_VERSION or result.get("resultType", "complete") != "input_required":
                 return result
             attempt_params = dict(params)
@@ -5654,8 +5656,7 @@ class _Bridge:
             elif method == "notifications/cancelled":             # cancels upstream too
                 if task := self.work.get(_object(item.get("params")).get("requestId")):
                     task.cancel()
-            elif method not in ("notifications/initialized", "notifications/roots/list_changed") \
-                    and self.client is not None and self.client.era == "legacy":
+            elif method != "notifications/initialized" and self.client is not None and self.client.era == "legacy":
                 asyncio.ensure_future(self.client.notify(method, _object(item.get("params"))))
 
     async def _request(self, rid: Any, method: str, params: JSON) -> None:
@@ -5704,7 +5705,7 @@ class _Bridge:
             if not params["_meta"]:
                 del params["_meta"]
             if self.era == MODERN_VERSION and method in INPUT_METHODS:
-                return await self._with_inputs(client.request(method, params), method)
+                return await self._with_inputs(client.request(method, params, complete=True), method)
         elif method == "logging/setLevel":    # 2026-07-28: a level per request instead
             self.log_level = params.get("level")
             return {}
@@ -5713,7 +5714,7 @@ class _Bridge:
                               "speaks 2026-07-28, where subscriptions/listen replaces it")
         elif self.log_level:
             params = {**params, "_meta": {"io.modelcontextprotocol/logLevel": self.log_level, **meta}}
-        complete = self.era == "legacy" and client.era == MODERN_VERSION and method in INPUT_METHODS
+        complete = self.era == "legacy" and method in INPUT_METHODS   # MRTR rounds, reconnect, may-have-run
         return self._shaped(method, await client.request(method, params, complete=complete))
 
     def _shaped(self, method: str, result: JSON) -> JSON:
@@ -5738,10 +5739,13 @@ class _Bridge:
         return {**result, "instructions": client.instructions} if client.instructions else result
 
     async def upstream(self) -> Client:
-        """The upstream Client, connected once (a failed attempt is tried again next time)."""
-        if self.ready is None or (self.ready.done() and self.ready.exception()):
+        """The upstream Client, connected on first use and again by the first request after
+        the connection failed or was lost (what was in flight then failed with the cause)."""
+        if self.client is None:
             self.client = self.connect(_era_caps(self.declared, None), self.info, self._asked_upstream,
                                        self._notified_upstream)
+        ready = self.ready
+        if ready is None or ready.done() and (ready.cancelled() or ready.exception() or not self.client.connected):
             self.ready = asyncio.ensure_future(self.client.connect())
         await asyncio.shield(self.ready)
         assert self.client is not None
@@ -5772,14 +5776,15 @@ class _Bridge:
     async def ask(self, method: str, params: JSON) -> JSON:
         """Send a request downstream and wait for its answer (bounded by the Client's timeout)."""
         self.next_id += 1
-        future = self.asked[self.next_id] = asyncio.get_running_loop().create_future()
-        await self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        rid = self.next_id   # (another question may be asked meanwhile)
+        future = self.asked[rid] = asyncio.get_running_loop().create_future()
         try:
+            await self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
             reply = await asyncio.wait_for(future, self.client.timeout if self.client else DEFAULT_TIMEOUT)
         except asyncio.TimeoutError:
             raise RemoteError(INTERNAL_ERROR, f"the bridged client did not answer {method}") from None
         finally:
-            self.asked.pop(self.next_id, None)
+            self.asked.pop(rid, None)
         if "error" in reply:
             raise RemoteError.from_wire(reply["error"])
         return _object(reply.get("result"))
@@ -5794,6 +5799,10 @@ class _Bridge:
         question = asyncio.ensure_future(inbox.get())
         try:
             await asyncio.wait({running, question}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:   # the client cancelled its call: so does the bridge, upstream
+            running.cancel()
+            question.cancel()
+            raise
         finally:
             self.calls.remove(inbox)
         if not question.done():
@@ -5802,9 +5811,16 @@ class _Bridge:
         asked, params, answer = question.result()
         state = base64.urlsafe_b64encode(os.urandom(18)).decode()
         self.parked[state] = (running, inbox, answer, method)
-        running.add_done_callback(lambda _: self.parked.pop(state, None))   # abandoned: forget it
+        running.add_done_callback(lambda _: self._abandon(state))
         return {"resultType": "input_required", "requestState": state,
                 "inputRequests": {"input": {"method": asked, "params": params}}}
+
+    def _abandon(self, state: str) -> None:
+        """A parked call ended without the client's retry: forget it, and tell the upstream
+        server's question that no answer will come."""
+        if parked := self.parked.pop(state, None):
+            _settle(parked[2], {"action": "cancel"})
+            parked[0].cancelled() or parked[0].exception()   # retrieved: not logged as unhandled
 
     async def _resume(self, state: str, params: JSON) -> JSON:
         running, inbox, answer, method = self.parked.pop(state)
@@ -5813,20 +5829,31 @@ class _Bridge:
         return await self._with_inputs(running, method, inbox, running)
 
 
+def _parsed(data: bytes) -> Any:
+    """A message from the bridged client; None for what cannot be read (a parse error)."""
+    try:
+        return _jsonrpc(data)
+    except _Garbled:
+        return None
+
+
 class _StdioWriter:
     """Messages to stdout, written by a daemon thread: a client that stops reading can block
-    that thread, never the loop (which must still see SIGTERM and stdin's end)."""
+    that thread, never the loop (which must still see SIGTERM and stdin's end). It (and the
+    stdin reader) use os.write/os.read: a buffered stream's lock held by a blocked daemon
+    thread makes the interpreter abort at exit."""
 
     def __init__(self) -> None:
         import queue
         self.queue: Any = queue.SimpleQueue()
-        threading.Thread(target=self._run, name="mcpmini-stdout", daemon=True).start()
+        self.thread = threading.Thread(target=self._run, name="mcpmini-stdout", daemon=True)
+        self.thread.start()
 
     def _run(self) -> None:
         while (data := self.queue.get()) is not None:
-            with contextlib.suppress(OSError, ValueError):
-                sys.stdout.buffer.write(data)
-                sys.stdout.buffer.flush()
+            with contextlib.suppress(OSError):
+                while data:
+                    data = data[os.write(1, data):]
 
     async def send(self, message: JSON) -> None:
         self.queue.put(_dumps(message) + b"\n")
@@ -5841,8 +5868,15 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
     bridge = _Bridge(connect, writer.send)
 
     def read() -> None:   # a daemon thread: stdin may be a pipe, a file or a terminal
-        for line in iter(sys.stdin.buffer.readline, b""):
-            loop.call_soon_threadsafe(lines.put_nowait, line)
+        pending: list[bytes] = []   # joined once a newline comes: linear in a long line
+        with contextlib.suppress(OSError):
+            while chunk := os.read(0, READ_CHUNK):
+                pending.append(chunk)
+                if b"\n" in chunk:
+                    *done, rest = b"".join(pending).split(b"\n")
+                    pending = [rest]
+                    for line in done:
+                        loop.call_soon_threadsafe(lines.put_nowait, line)
         loop.call_soon_threadsafe(lines.put_nowait, None)
     threading.Thread(target=read, name="mcpmini-stdin", daemon=True).start()
     try:
@@ -5851,20 +5885,17 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
         while (line := await lines.get()) is not None:
             if not line.strip():
                 continue
-            try:
-                message = _jsonrpc(line)
-            except _Garbled:
-                message = None
-            if message is None:
+            if (message := _parsed(line)) is None:
                 await writer.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
             else:
                 bridge.receive(message)
     finally:
         for task in list(bridge.work.values()):
             task.cancel()
-        if bridge.client is not None:
-            await bridge.client.close(fast=True)
+        if bridge.client is not None:   # a legacy HTTP session is DELETEd; a stdio server not waited for
+            await bridge.client.close(fast=bridge.client.transport == "stdio")
         writer.queue.put(None)
+        writer.thread.join(EXIT_GRACE)   # what was answered before the end still goes out
 
 
 class _HTTPDownstream:
@@ -5917,7 +5948,7 @@ class _HTTPDownstream:
                       reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes | None:
         """Answer one request; the bytes of the next one already read, or None to close."""
         status = self._refusal(verb, path, headers)
-        message = _object(_jsonrpc(body) if verb == "POST" and not status else None)
+        message = _object(_parsed(body) if verb == "POST" and not status else None)
         params = _object(message.get("params"))
         modern = MODERN_VERSION in (headers.get("mcp-protocol-version"), _object(params.get("_meta")).get(META_VERSION))
         if not status and verb == "POST" and not message:
@@ -6012,7 +6043,7 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
             await server.serve_forever()
     finally:
         if downstream.bridge.client is not None:
-            await downstream.bridge.client.close(fast=True)
+            await downstream.bridge.client.close(fast=downstream.bridge.client.transport == "stdio")
 
 
 # -- CLI --------------------------------------------------------------------------------------

@@ -9,6 +9,11 @@ describes the scenario through the environment:
 - `MCP_CONFORMANCE_PROTOCOL_VERSION`: the spec revision under test (set by conformance 0.2; 0.1.x
   leaves it unset, which means the legacy initialize lifecycle).
 
+With `MCPMINI_CONFORMANCE_BRIDGE=same` (or `cross`) set by `run.sh --bridge` (or `--bridge-cross`),
+the client reaches the scenario's server through `python3 mcpmini.py bridge URL` over stdio:
+the bridge speaks the scenario's era to the server, and the client speaks that era (`same`) or
+the other one (`cross`) to the bridge, so the bridge translates every message.
+
 Only mcpmini's public API is used, so every check the suite makes is a check of the library.
 Wire traffic is logged to stderr at DEBUG level; the suite stores it in the scenario's stderr.txt.
 `tests/conformance/run.sh` runs the whole suite.
@@ -21,6 +26,7 @@ import json
 import logging
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -116,9 +122,23 @@ async def call(client: mcpmini.Client, name: str, arguments: dict) -> None:
     log.info("result %s", json.dumps(result, ensure_ascii=False)[:500])
 
 
-async def run(url: str, scenario: str, context: dict, version: str | None) -> None:
+def bridged(url: str, era: str, how: str, cache: str) -> tuple[list[str], str, dict]:
+    """The bridge's command line (the scenario's era pinned upstream), the era the client speaks
+    to it, and its environment (an era cache of its own)."""
+    argv = [sys.executable, str(Path(mcpmini.__file__)), "bridge", "--trace", "--protocol", era,
+            "--timeout", str(REQUEST_TIMEOUT), url]
+    if how == "cross":
+        era = "legacy" if era == mcpmini.MODERN_VERSION else mcpmini.MODERN_VERSION
+    return argv, era, {"XDG_CACHE_HOME": cache, "XDG_STATE_HOME": cache}
+
+
+async def run(url: str, scenario: str, context: dict, version: str | None, cache: str) -> None:
     """Drive one scenario through the public API; raises on any library error."""
     options: dict[str, Any] = {}
+    server: Any = url
+    era = era_for(version)
+    if bridge := os.environ.get("MCPMINI_CONFORMANCE_BRIDGE"):
+        server, era, options["env"] = bridged(url, era, bridge, cache)
     if scenario == "elicitation-sep1034-client-defaults":
         options["accept_defaults"] = True  # exercises the library's own defaults filling
     elif scenario in ELICITING:
@@ -128,7 +148,7 @@ async def run(url: str, scenario: str, context: dict, version: str | None) -> No
     if "trace" in inspect.signature(mcpmini.Client).parameters:  # wire log for the report
         options["trace"] = lambda label, direction, message: log.debug(
             "%s %s", direction, json.dumps(message, ensure_ascii=False)[:2000])
-    async with mcpmini.Client(url, protocol=era_for(version), timeout=REQUEST_TIMEOUT,
+    async with mcpmini.Client(server, protocol=era, timeout=REQUEST_TIMEOUT,
                               era_cache=False, name="conformance", **options) as client:
         log.info("connected: era=%s version=%s (%s)", client.era, client.protocol_version,
                  client.era_reason)
@@ -173,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or None
     log.info("scenario=%s version=%s url=%s context=%s", scenario, version, argv[-1], context)
     try:
-        asyncio.run(asyncio.wait_for(run(argv[-1], scenario, context, version), DEADLINE))
+        with tempfile.TemporaryDirectory(prefix="mcpmini-conformance-") as cache:
+            asyncio.run(asyncio.wait_for(run(argv[-1], scenario, context, version, cache), DEADLINE))
     except Exception:  # report everything: the suite prints stderr of a failing client
         log.exception("scenario %s failed", scenario)
         return 1

@@ -133,6 +133,19 @@ def ts1_tools_only_cmd() -> list[str]:
     return need(peers.ts1_server_stdio, True)
 
 
+# -- clients nobody here wrote ---------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def sdk_python() -> str:
+    """Interpreter of the venv with the official Python SDK (mcp 2.3.0): runs its Client."""
+    return need(peers.py_python)
+
+
+@pytest.fixture(scope="session")
+def inspector_cli() -> list[str]:
+    """argv of the MCP Inspector's CLI (`mcp-inspector --cli`)."""
+    return need(peers.inspector_cli)
+
+
 # -- HTTP peers: started once per session, stopped at its end -------------------------------------
 @pytest.fixture(scope="session")
 def http_peer() -> Iterator[Callable[..., peers.HTTPPeer]]:

