@@ -84,7 +84,21 @@ TOOLS: list[JSON] = [
     {"name": "lines", "description": "count lines of text.",
      "inputSchema": {"type": "object", "properties": {"count": {"type": "integer"}}}},
     {"name": "say", "description": "Returns the --say text and the --echo-env values.", "inputSchema": {"type": "object"}},
+    {"name": "book", "description": "Asks a form (elicitation) and returns the answer as JSON.",
+     "inputSchema": {"type": "object"}},
+    {"name": "visit", "description": "Asks the user to open a URL (URL elicitation).",
+     "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}},
 ]
+# The form of the `book` tool: server text with terminal escapes in a title, a description and
+# a default, every type, a range, an enum, a titled oneOf and a list.
+FORM: JSON = {"type": "object", "required": ["name", "guests"], "properties": {
+    "name": {"type": "string", "title": "Your \x1b]0;pwned\x07name", "description": "as on the \x1b[31mcard"},
+    "guests": {"type": "integer", "minimum": 1, "maximum": 12, "default": 2},
+    "seating": {"type": "string", "enum": ["indoor", "outdoor"], "default": "indoor"},
+    "menu": {"type": "string", "oneOf": [{"const": "m1", "title": "Tasting"}, {"const": "m2", "title": "Plain"}]},
+    "vip": {"type": "boolean"},
+    "note": {"type": "string", "default": "none\x1b[2J\u202e"},
+    "tags": {"type": "array", "items": {"type": "string"}}}}
 RESOURCES: list[JSON] = [
     {"uri": "fake://text", "name": "text", "description": "a text resource", "mimeType": "text/plain"},
     {"uri": "fake://blob", "name": "blob", "description": "a binary resource",
@@ -105,6 +119,7 @@ class _Server:
         self.opts = opts
         self.write_lock = threading.Lock()
         self.cancelled: dict[Any, threading.Event] = {}
+        self.asked: dict[Any, Any] = {}   # our elicitation request id -> the tools/call waiting
         self.info = {"name": opts.name, "version": "1.2.3"}
         self.instructions = "Fake instructions " + NASTY
         self.tools = json.loads(json.dumps(TOOLS).replace("REF-URL", opts.ref_url))
@@ -150,6 +165,9 @@ class _Server:
             if event:
                 event.set()
             return
+        if "id" in message and method is None and message.get("id") in self.asked:   # our request's answer
+            return self.reply(self.asked.pop(message["id"]), {"content": [
+                {"type": "text", "text": json.dumps(message.get("result"), sort_keys=True)}]})
         if "id" not in message or not isinstance(method, str):
             return
         if method == "server/discover":
@@ -209,11 +227,15 @@ class _Server:
             threading.Thread(target=self.slow, args=(rid, float(args.get("seconds", 60))),
                              daemon=True).start()
             return
-        if name == "progress":
+        if name in ("book", "visit"):
+            return self.elicit(rid, params, {"message": "Book a table \x1b[1mnow", "requestedSchema": FORM}
+                               if name == "book" else {"mode": "url", "message": "Sign in", "url": args.get("url")})
+        if name == "progress":   # pause:=S between the notifications
             for i in (1, 2):
                 if token is not None:
                     self.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
                         "progressToken": token, "progress": i, "total": 2, "message": f"step {i}"}})
+                time.sleep(float(args.get("pause", 0)))
             return text("progressed")
         if name == "controls":
             return text(NASTY)
@@ -232,6 +254,18 @@ class _Server:
         if name == "say":
             return text(f"said {self.leak()}")
         self.error(rid, -32602, f"Unknown tool: {name}")
+
+    def elicit(self, rid: Any, params: JSON, question: JSON) -> None:
+        """Legacy: an elicitation/create request, answered when its response comes; modern:
+        input_required, then the retry's inputResponses (MRTR). The tool returns the answer."""
+        if self.opts.legacy:
+            self.asked[f"e{rid}"] = rid
+            return self.send({"jsonrpc": "2.0", "id": f"e{rid}", "method": "elicitation/create", "params": question})
+        if "inputResponses" in params:
+            return self.reply(rid, {"content": [{"type": "text", "text": json.dumps(
+                params["inputResponses"].get("q"), sort_keys=True)}]})
+        self.reply(rid, {"resultType": "input_required",
+                         "inputRequests": {"q": {"method": "elicitation/create", "params": question}}})
 
     def leak(self) -> str:
         """What a careless server repeats: its --say text and its --echo-env values."""
