@@ -5229,7 +5229,7 @@ class _Output:
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
         self.json_mode, self.no_color, self.quiet = json_mode, no_color, quiet
-        self.doing, self.since, self.progress, self.shown = "", 0.0, "", False
+        self.doing, self.since, self.progress, self.shown, self.drawn = "", 0.0, "", False, ""
         self.timer: asyncio.TimerHandle | None = None
         self.last_call: Any = None      # the call of ask's tool line written last, to complete it
         self.warned: set[str] = set()   # project files warned about in this command
@@ -5249,13 +5249,13 @@ class _Output:
             return text
         return f"\x1b[{style}m{text}\x1b[0m"
 
-    def clear(self) -> None:
-        """Erase the status line; whatever comes next starts a line of its own."""
-        self.last_call = None
+    def clear(self, keep: bool = False) -> None:
+        """Erase the status line, before a line of output (not ``keep``: which ends ask's line)."""
+        self.last_call = self.last_call if keep else None
         if self.shown:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
-            self.shown = False
+            self.shown = self.drawn = False
 
     def result(self, text: str) -> None:
         self.clear()
@@ -5279,7 +5279,7 @@ class _Output:
 
     def wait(self, doing: str) -> None:
         """From now on the status line says ``doing`` (once it lasts STATUS_DELAY), or nothing."""
-        self.clear()
+        self.clear(keep=True)
         self.doing, self.since, self.progress = doing, time.monotonic(), ""
         if doing and self.live and self.timer is None:
             self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
@@ -5306,9 +5306,10 @@ class _Output:
     def _draw(self) -> None:
         text = f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}"
         text = text if len(text) <= self.width() else text[:self.width() - 1] + "…"
-        sys.stderr.write(f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")   # never wraps: \r erases it
-        sys.stderr.flush()
-        self.shown = True
+        if text != self.drawn:
+            sys.stderr.write(f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")   # never wraps: \r erases it
+            sys.stderr.flush()
+            self.shown, self.drawn = True, text
 
     def width(self) -> int:
         """Columns of the terminal on stderr, less one (79 when it is none)."""
@@ -5757,8 +5758,10 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
                     value = [v.strip() for v in text.split(",") if v.strip()]   # a, b, c
                 else:
                     value = _typed_value(text, prop)
-                if text or value is not None:
-                    problem = _argument_problem({key: value}, {"properties": {key: prop}})
+                if text or value is not None:   # a titled choice (oneOf const) is a choice too
+                    choices = _choices(prop)
+                    problem = _argument_problem({key: value}, {"properties": {
+                        key: {**prop, "enum": choices} if choices else prop}})
                 else:
                     problem = "an answer is needed" if needed else None
                 if not problem:
@@ -5900,15 +5903,19 @@ def _first_line(text: Any, limit: int = 160) -> str:
 def _type_text(prop: Any) -> str:
     """A (sub)schema in a signature: ``integer 1..7``, ``fast|slow``, ``string``."""
     prop = _object(prop)
-    choices = _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(prop.get("oneOf")))
-                                            if "const" in o]
-    if choices:
-        return "|".join(map(_shown, choices))
+    if _choices(prop):
+        return "|".join(map(_shown, _choices(prop)))
     text = "|".join(sorted(_schema_types(prop))) or "any"
     low, high = prop.get("minimum"), prop.get("maximum")
     if low is not None or high is not None:
         text += f" {'' if low is None else _shown(low)}..{'' if high is None else _shown(high)}"
     return text
+
+
+def _choices(prop: JSON) -> list[Any]:
+    """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf``."""
+    return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(prop.get("oneOf")))
+                                         if "const" in o]
 
 
 def _signature(item: JSON) -> str:
@@ -5933,21 +5940,22 @@ def _table(items: list[JSON], out: _Output) -> str:
     """One aligned line per tool or prompt (signature, first line of its description),
     wrapped to the terminal's width when stdout is one."""
     import textwrap
+    width = os.get_terminal_size(sys.stdout.fileno()).columns if _isatty(sys.stdout) else 0
     rows = [(_signature(i), _visible(_first_line(i.get("description") or i.get("title"), 1000), True))
             for i in items]
-    column = min(max((len(s) for s, _ in rows), default=0), 48)
-    width = os.get_terminal_size(sys.stdout.fileno()).columns if _isatty(sys.stdout) else 0
-    lines = []
+    column = min(max((len(s) for s, _ in rows), default=0), 48, width // 2 or 48)
+    indent, lines = " " * (column + 2), []
     for sig, text in rows:
-        name = str(sig.split(" ", 1)[0])
-        head = out.paint(name, "1", sys.stdout) + sig[len(name):]
-        if not text:
-            lines.append(head)
-            continue
-        indent = column + 2 if len(sig) <= column else len(sig) + 2
-        if width and width - indent >= 30:
-            text = "\n".join(textwrap.wrap(text, width - indent, subsequent_indent=" " * (column + 2)))
-        lines.append(f"{head}{' ' * (indent - len(sig))}{text}")
+        head = sig + " " * (column + 2 - len(sig) if len(sig) <= column else 2)
+        if not width:
+            block = [(head + text).rstrip()]
+        elif len(sig) > column:   # a long signature: wrapped, its description under the column
+            block = textwrap.wrap(sig, width, subsequent_indent="    ", break_on_hyphens=False)
+            block += textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)
+        else:
+            block = textwrap.wrap(text, width, initial_indent=head, subsequent_indent=indent) or [sig]
+        name = sig.split(" ", 1)[0]
+        lines += [out.paint(name, "1", sys.stdout) + block[0][len(name):], *block[1:]]
     return "\n".join(lines)
 
 
@@ -6319,7 +6327,7 @@ class _AnswerPrinter:
             if shown:
                 if out.live and out.last_call == info["id"]:   # still the last line: complete it
                     out.clear()
-                    sys.stderr.write("\x1b[A\r\x1b[K")
+                    sys.stderr.write("\x1b[A\r")
                 out.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
             if self.calls:
                 out.wait(f"calling {next(iter(self.calls.values()))[0]}")
