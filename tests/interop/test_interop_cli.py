@@ -59,8 +59,9 @@ def test_cli_everything_info(capsys, everything: str) -> None:
 def test_cli_everything_tools(capsys, everything: str) -> None:
     code, out, err = cli(capsys, "tools", everything)
     assert code == 0, err
-    assert "echo(message: string) — Echoes back the input string" in out.splitlines()
-    assert any(line.startswith("get-sum(a: number, b: number)") for line in out.splitlines())
+    assert "echo message=<string>  " in out and out.splitlines()[0].endswith("  Echoes back the input string")
+    assert any(line.startswith("get-sum a=<number> b=<number>  ") for line in out.splitlines())
+    assert "get-resource-links [count=<number 1..10>]" in out   # its range, from the real schema
 
 
 def test_cli_everything_call_echo(capsys, everything: str) -> None:
@@ -92,8 +93,8 @@ def test_cli_everything_resources_and_read(capsys, everything: str) -> None:
 def test_cli_everything_prompts_and_prompt(capsys, everything: str) -> None:
     code, out, err = cli(capsys, "prompts", everything)
     assert code == 0, err
-    assert any(line.startswith("simple-prompt()") for line in out.splitlines())
-    assert any(line.startswith("args-prompt(city, state?)") for line in out.splitlines())
+    assert any(line.startswith("simple-prompt  ") for line in out.splitlines())
+    assert any(line.startswith("args-prompt city=<string> [state=<string>]  ") for line in out.splitlines())
     code, out, err = cli(capsys, "prompt", everything, "args-prompt", "city=Hangzhou")
     assert code == 0, err
     assert out == "user: What's weather in Hangzhou?\n"
@@ -123,8 +124,10 @@ def test_cli_weather_tools(capsys, weather: str) -> None:
     code, out, err = cli(capsys, "tools", weather)
     assert code == 0, err
     lines = out.splitlines()
-    assert "get_forecast(city: string) — Return a canned forecast for a city." in lines
-    assert "add(a: integer, b: integer) — Add two integers." in lines
+    assert any(line.startswith("get_forecast city=<string>  ") and line.endswith("  Return a canned forecast for a city.")
+               for line in lines)
+    assert any(line.startswith("add a=<integer> b=<integer>  ") and line.endswith("  Add two integers.")
+               for line in lines)
 
 
 @pytest.mark.parametrize("pin", ["auto", "legacy"])
@@ -147,7 +150,7 @@ def test_cli_weather_resources_read_prompts_prompt(capsys, weather: str) -> None
     assert out == "Paris\nTokyo\nLima\n"
     code, out, err = cli(capsys, "prompts", weather)
     assert code == 0, err
-    assert out.startswith("forecast_prompt(city) — Ask for the weather in a city.")
+    assert out.startswith("forecast_prompt city=<string>  Ask for the weather in a city.")
     code, out, err = cli(capsys, "prompt", weather, "forecast_prompt", "city=Oslo")
     assert code == 0, err
     assert out == "user: What is the weather in Oslo?\n"
@@ -157,7 +160,7 @@ def test_cli_weather_unknown_tool_is_a_usage_error(capsys, weather: str) -> None
     code, out, err = cli(capsys, "call", weather, "get_forcast", "city=Paris")
     assert code == 2
     assert out == ""
-    assert "did you mean get_forecast" in err
+    assert "did you mean 'get_forecast'?" in err
 
 
 # -- real processes ---------------------------------------------------------------------------------
@@ -170,7 +173,7 @@ def test_process_weather_call(weather: str) -> None:
 def test_process_everything_tools_and_prompt(everything: str) -> None:
     proc = cli_process("tools", everything)
     assert proc.returncode == 0, proc.stderr
-    assert "echo(message: string)" in proc.stdout
+    assert "echo message=<string>" in proc.stdout
     proc = cli_process("prompt", everything, "simple-prompt")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "user: This is a simple prompt without arguments.\n"
