@@ -542,6 +542,13 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
+def _did_you_mean(name: str, names: list[str]) -> str:
+    """``; did you mean 'x'?`` with the closest of ``names`` (up to three), or ""."""
+    import difflib
+    close = difflib.get_close_matches(name, names, 3, 0.6)
+    return f"; did you mean {' or '.join(repr(_visible(c, True)) for c in close)}?" if close else ""
+
+
 def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False,
                       json_hint: str = "") -> str | None:
     """What is wrong with ``arguments`` at the schema's top level (required, types, enum,
@@ -549,7 +556,6 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     refused when the schema says ``additionalProperties: false``, and with ``strict_keys``
     whenever it lists ``properties`` without allowing more. Keywords that cannot be used here
     (``$ref`` among them) are passed over; ``json_hint`` follows a wrong object or array."""
-    import difflib
     schema = schema if isinstance(schema, dict) else {}
     props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
     required = schema.get("required") if isinstance(schema.get("required"), list) else []
@@ -563,9 +569,7 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
                           and "patternProperties" not in schema):
         for key in arguments:
             if key not in props:
-                close = difflib.get_close_matches(key, list(props), 1, 0.6)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                return (f"unknown argument {key!r}{hint} (the schema allows: "
+                return (f"unknown argument {key!r}{_did_you_mean(key, list(props))} (the schema allows: "
                         f"{', '.join(props) or 'no arguments'})")
     for name, value in arguments.items():
         prop = props.get(name)
@@ -4067,7 +4071,7 @@ class Client:
         await self._session.notify(method, params)
 
 
-def _cached_tool_names(server: ServerConfig) -> list[str]: return []  # placeholder: the list cache helper provides it
+def _cached_tool_names(server: ServerConfig) -> list[str]: return []  # placeholder (list cache helper)
 
 
 def result_text(result: JSON) -> str:
@@ -4937,12 +4941,12 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
     ``on_text(piece)`` receives the answer text as it arrives (never reasoning);
     ``on_event(kind, info)`` reports ``server_failed``, ``request`` (a model request starts),
     ``tool_call``, ``tool_result``, ``server_lost``, ``retry``, ``fallback`` (a request asked
-    again without a field the server refused, or unstreamed) and ``reply``. A tool result longer than ``max_result_chars`` is
-    cut for the model. ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``,
-    ``"required"``, ``"none"``, or a tool the model must call (its MCP name, ``server/tool``
-    or function name); after a step with calls it is ``"auto"``; a server that refuses the
-    field gets no more of it. Stops after ``max_steps`` model requests with an error of kind
-    ``agent``.
+    again without a field the server refused, or unstreamed) and ``reply``. A tool result
+    longer than ``max_result_chars`` is cut for the model. ``timeout`` bounds each model
+    request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, or a tool the model must
+    call (its MCP name, ``server/tool`` or function name); after a step with calls it is
+    ``"auto"``; a server that refuses the field gets no more of it. Stops after ``max_steps``
+    model requests with an error of kind ``agent``.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools``
     (function name -> server and MCP name), ``messages`` (as last sent, plus the answer),
@@ -5015,11 +5019,9 @@ def _tool_choice(choice: str, aliases: dict[str, tuple[str, str]]) -> Any:
     found = [a for a in aliases if a == choice] or [
         a for a, (server, tool) in aliases.items() if choice in (tool, f"{server}/{tool}")]
     if len(found) != 1:
-        import difflib
         names = [t for _, t in aliases.values()] + [f"{s}/{t}" for s, t in aliases.values()]
-        close = difflib.get_close_matches(choice, names, 3, 0.5)
         why = (f"names {len(found)} tools; name it as server/tool" if found else "is no offered "
-               "tool" + (f"; did you mean {', '.join(close)}?" if close else ""))
+               "tool" + _did_you_mean(choice, names))
         raise ConfigError(f"tool_choice {choice!r} {why} (or use auto, required or none)")
     return {"type": "function", "function": {"name": found[0]}}
 
@@ -5221,102 +5223,95 @@ def _isatty(stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
+def _columns(stream: Any) -> int:
+    """The width of the terminal that ``stream`` is; 0 when it is none."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if _isatty(stream) else 0
+    except (OSError, ValueError):
+        return 0
+
+
 class _Output:
-    """Where the CLI writes: results on stdout, diagnostics on stderr, and on a terminal one
+    """Where the CLI writes: results on stdout, diagnostics on stderr and, on a terminal, one
     self-erasing status line (what is awaited, for how long, the server's latest progress),
     erased before anything else is written. Colour and the status line are off with
     TERM=dumb, NO_COLOR or --no-color (decision #13); FORCE_COLOR turns colour on."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
         self.json_mode, self.no_color, self.quiet = json_mode, no_color, quiet
-        self.doing, self.since, self.progress, self.shown, self.drawn = "", 0.0, "", False, ""
+        self.doing, self.since, self.progress, self.drawn = "", 0.0, "", ""
         self.timer: asyncio.TimerHandle | None = None
-        self.last_call: Any = None      # the call of ask's tool line written last, to complete it
+        self.last_call: Any = None      # the call of ask whose line was written last
         self.warned: set[str] = set()   # project files warned about in this command
         self.terminal: _Terminal | None | bool = False   # False: not opened yet
 
-    @property
-    def live(self) -> bool:
-        """Status line and ask's tool lines: stderr is a terminal and nobody opted out."""
-        env = os.environ
-        return not (self.no_color or env.get("NO_COLOR") or env.get("TERM") == "dumb" or self.quiet
-                    or self.json_mode) and _isatty(sys.stderr)
+    plain = property(lambda self: bool(self.no_color or os.environ.get("NO_COLOR"))
+                     or os.environ.get("TERM") == "dumb")
+    live = property(lambda self: _isatty(sys.stderr) and not (self.plain or self.quiet or self.json_mode),
+                    doc="The status line and ask's tool lines are shown.")
 
     def paint(self, text: str, style: str, stream: Any) -> str:
-        env = os.environ
-        if self.no_color or env.get("NO_COLOR") or not (env.get("FORCE_COLOR", "0") not in ("", "0") or (
-                _isatty(stream) and env.get("TERM") != "dumb")):
-            return text
-        return f"\x1b[{style}m{text}\x1b[0m"
+        forced = os.environ.get("FORCE_COLOR", "0") not in ("", "0") and not (
+            self.no_color or os.environ.get("NO_COLOR"))
+        return f"\x1b[{style}m{text}\x1b[0m" if forced or (_isatty(stream) and not self.plain) else text
+
+    def put(self, stream: Any, text: str) -> None:
+        stream.write(text)
+        stream.flush()
 
     def clear(self, keep: bool = False) -> None:
-        """Erase the status line, before a line of output (not ``keep``: which ends ask's line)."""
+        """Erase the status line before output (which, unless ``keep``, ends ask's tool line)."""
         self.last_call = self.last_call if keep else None
-        if self.shown:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-            self.shown = self.drawn = False
+        if self.drawn:
+            self.drawn = ""
+            self.put(sys.stderr, "\r\x1b[K")
 
     def result(self, text: str) -> None:
         self.clear()
-        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-        sys.stdout.flush()
+        self.put(sys.stdout, text if text.endswith("\n") or not text else text + "\n")
 
     def error(self, message: str, kind: str, **extra: Any) -> None:
-        self.clear()
         message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
-        sys.stderr.write(f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}\n")
+        self.note(f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}", safe=True)
         if self.json_mode:
-            sys.stderr.write(_json_text({"error": {"kind": kind, "message": message, **extra}}, None) + "\n")
-        sys.stderr.flush()
+            self.note(_json_text({"error": {"kind": kind, "message": message, **extra}}, None), safe=True)
 
-    def note(self, message: str) -> None:
+    def note(self, message: str, safe: bool = False) -> None:
         self.clear()
-        sys.stderr.write(_redact(_visible(message)) + "\n")
-        sys.stderr.flush()
-
-    # The status line -----------------------------------------------------------------------
+        self.put(sys.stderr, (message if safe else _redact(_visible(message))) + "\n")
 
     def wait(self, doing: str) -> None:
-        """From now on the status line says ``doing`` (once it lasts STATUS_DELAY), or nothing."""
+        """From now on the status line says ``doing`` (shown after STATUS_DELAY), or nothing."""
         self.clear(keep=True)
         self.doing, self.since, self.progress = doing, time.monotonic(), ""
         if doing and self.live and self.timer is None:
             self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
 
     def on_progress(self, params: JSON) -> None:
-        """The server's latest notifications/progress, as a bar or a number and its message."""
-        value, total, message = params.get("progress"), params.get("total"), params.get("message")
-        number = (int, float)
-        text = f" {value:g}" if isinstance(value, number) and not isinstance(value, bool) else ""
-        if text and isinstance(total, number) and not isinstance(total, bool) and total > 0:
+        """The server's latest notifications/progress: a bar (or a number) and its message."""
+        value, total, message = (params.get(k) for k in ("progress", "total", "message"))
+        text = f" {value:g}" if _json_type(value) in ("integer", "number") else ""
+        if text and _json_type(total) in ("integer", "number") and total > 0:
             share = min(max(value / total, 0.0), 1.0)
             text = f" [{'#' * round(share * 10):-<10}] {share:.0%}"
         self.progress = _redact(_visible(text + (f" {message}" if isinstance(message, str) else ""), True))
-        if self.shown:
+        if self.drawn:
             self._draw()
 
     def _tick(self) -> None:
         self.timer = None
         if self.doing and self.live:
+            self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
             if time.monotonic() - self.since >= STATUS_DELAY:
                 self._draw()
-            self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
 
     def _draw(self) -> None:
+        width = _columns(sys.stderr) - 1
         text = f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}"
-        text = text if len(text) <= self.width() else text[:self.width() - 1] + "…"
-        if text != self.drawn:
-            sys.stderr.write(f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")   # never wraps: \r erases it
-            sys.stderr.flush()
-            self.shown, self.drawn = True, text
-
-    def width(self) -> int:
-        """Columns of the terminal on stderr, less one (79 when it is none)."""
-        try:
-            return os.get_terminal_size(sys.stderr.fileno()).columns - 1
-        except (OSError, ValueError, AttributeError):
-            return 79
+        text = text if len(text) <= width else text[:width - 1] + "…"
+        if text != self.drawn:   # never wider than the terminal, so that "\r" erases it
+            self.put(sys.stderr, f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")
+            self.drawn = text
 
     def tty(self) -> _Terminal | None:
         """The terminal to ask questions on, opened once; None when there is none."""
@@ -5330,7 +5325,7 @@ class _Output:
     def close(self) -> None:
         if self.timer is not None:
             self.timer.cancel()
-        self.wait("")
+        self.clear()
         if self.terminal:
             self.terminal.close()
 
@@ -5338,19 +5333,14 @@ class _Output:
 class _Terminal:
     """The controlling terminal, where every question that needs a typed answer is asked
     (decision #12), even while stdin and stdout carry data: ``/dev/tty`` opened for reading
-    and for writing separately, unbuffered (one text-mode "r+" file fails: a tty cannot
-    seek). The terminal's own line editing is off while an answer is read, and done here, so
-    that CR or LF ends an answer and Ctrl-C or Ctrl-D declines (None) instead of ending the
-    run; the read waits in a daemon thread, so a pending question never holds up the exit."""
+    and for writing apart, unbuffered (one text-mode "r+" file fails: a tty cannot seek).
+    While an answer is typed, CR counts as LF, Ctrl-C ends the line instead of the run, and
+    an answer ended by Ctrl-C or Ctrl-D is declined (None); the read waits in a daemon thread,
+    so a pending question never holds up the exit."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
-        self.reader = os.open("/dev/tty", os.O_RDONLY | flags)
-        try:
-            self.writer = os.open("/dev/tty", os.O_WRONLY | flags)
-        except OSError:
-            os.close(self.reader)
-            raise
+        self.reader, self.writer = (os.open("/dev/tty", mode | flags) for mode in (os.O_RDONLY, os.O_WRONLY))
         self.out, self.lock = out, asyncio.Lock()
 
     def close(self) -> None:
@@ -5362,81 +5352,58 @@ class _Terminal:
         os.write(self.writer, _redact(text).encode("utf-8", "backslashreplace"))
 
     async def ask(self, prompt: str) -> str | None:
-        """``prompt`` (already made safe to show), then one answer; None when declined."""
+        """``prompt`` (made safe to show by the caller), then one answer; None when declined."""
         import termios
         async with self.lock:
             doing, saved = self.out.doing, None
             self.out.wait("")
             try:
                 saved = termios.tcgetattr(self.reader)
-                mode = [*saved[:6], list(saved[6])]
-                mode[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG)
-                mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
+                mode = [saved[0] | termios.ICRNL | getattr(termios, "IUTF8", 0), *saved[1:3],
+                        saved[3] & ~termios.ISIG | termios.ICANON | termios.ECHO, *saved[4:6], list(saved[6])]
+                mode[6][termios.VEOL] = b"\x03"   # Ctrl-C ends the line, as a character
                 termios.tcsetattr(self.reader, termios.TCSANOW, mode)
                 self.write(prompt)
-                return await _in_daemon_thread(self._read_line)
+                line = await _in_daemon_thread(os.read, self.reader, 4096)
             except (OSError, termios.error):
-                return None
+                line = b""
             finally:   # also when cancelled: the terminal gets its modes back
                 if saved is not None:
                     with contextlib.suppress(termios.error):
                         termios.tcsetattr(self.reader, termios.TCSANOW, saved)
                 self.out.wait(doing)
+            if not line.endswith(b"\n"):
+                self.write("\n")
+                return None
+            return line[:-1].decode("utf-8", "replace")
 
     async def yes(self, prompt: str) -> bool:
         """A y/N question: only y or yes is a yes."""
         return (await self.ask(f"{prompt} [y/N] ") or "").strip().lower() in ("y", "yes")
 
-    def _read_line(self) -> str | None:
-        data = bytearray()
-        while True:
-            byte = os.read(self.reader, 1)
-            if byte in (b"", b"\x03", b"\x04"):   # closed, Ctrl-C, Ctrl-D: declined
-                self.write("\n")
-                return None
-            if byte in (b"\r", b"\n"):
-                self.write("\n")
-                return data.decode("utf-8", "replace")
-            if byte in (b"\x7f", b"\x08"):        # erase one character (all of its UTF-8 bytes)
-                while data and data.pop() & 0xC0 == 0x80:
-                    pass
-                self.write("\b \b")
-            elif byte == b"\x1b":                 # an arrow key's sequence is skipped whole
-                if os.read(self.reader, 1) in (b"[", b"O"):
-                    while (byte := os.read(self.reader, 1)) and not b"@" <= byte <= b"~":
-                        pass
-            elif byte >= b" ":
-                data += byte
-                os.write(self.writer, byte)
-
 
 class _LogHandler(logging.Handler):
-    """Log records on stderr, secrets redacted and control characters made visible."""
+    """Log records on stderr (through _Output), secrets redacted, control characters made visible."""
 
     def __init__(self, out: _Output) -> None:
         super().__init__()
         self.out = out
 
     def emit(self, record: logging.LogRecord) -> None:
-        try:
-            text = record.getMessage()
-            if record.name == "mcpmini.server":
-                self.out.note(f"mcpmini: [stderr] {text}")
-            else:
-                self.out.note(f"mcpmini: {record.levelname.lower()}: {text}")
-        except Exception:  # never let logging break a run
-            pass
+        with contextlib.suppress(Exception):  # never let logging break a run
+            where = "[stderr]" if record.name == "mcpmini.server" else f"{record.levelname.lower()}:"
+            self.out.note(f"mcpmini: {where} {record.getMessage()}")
 
 
 def _build_parser() -> Any:
-    """The argument parser: global options (before or after the command) under one heading of
-    the top-level help, and one subparser per command; ``parser.commands`` maps each name to
-    its parser and ``.recorded`` lists a parser's options (for completion)."""
+    """Global options (before or after the command) under one heading of the top-level help,
+    and a subparser per command; ``.commands`` maps names to subparsers and ``.recorded``
+    lists each parser's options (for completion)."""
     import argparse  # here, so that `import mcpmini` stays cheap
 
     class Parser(argparse.ArgumentParser):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            self.recorded: list[Any] = []   # the actions of add_argument (-h too)
+            self.recorded: list[Any] = []   # what add_argument made (-h too)
             super().__init__(*args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
 
         def add_argument(self, *args: Any, **kwargs: Any) -> Any:
@@ -5446,13 +5413,11 @@ def _build_parser() -> Any:
         def error(self, message: str) -> Any:
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
 
-    parser = Parser(prog="mcpmini", description="A one-file MCP client: list and call tools, read "
-                    "resources and prompts of any MCP server, or let a model use them.",
-                    epilog="SERVER is a configured name, an http(s):// URL, or a command line in "
-                    "quotes (e.g. \"python3 examples/weather_server.py\").\nExit codes: 0 ok, 1 the "
-                    "server reported a failure, 2 usage/config, 3 connection/protocol, 4 auth, "
-                    "124 timeout, 130 interrupted.\nShell completion: eval \"$(mcpmini completion bash)\" "
-                    "(or zsh, fish).")
+    parser = Parser(prog="mcpmini", description="A one-file MCP client: list and call tools, read resources "
+                    "and prompts of any MCP server,\nor let a model use them.", epilog="SERVER is a "
+                    "configured name, an http(s):// URL, or a command line in quotes.\nExit codes: 0 ok, "
+                    "1 the server reported a failure, 2 usage/config, 3 connection/protocol,\n4 auth, "
+                    "124 timeout, 130 interrupted. Shell completion: eval \"$(mcpmini completion bash)\"")
     parser.add_argument("--version", action="version", version=f"mcpmini {__version__}")
     _add_globals(parser, argparse.SUPPRESS, shown=True)
     common = Parser(add_help=False)
@@ -5461,17 +5426,16 @@ def _build_parser() -> Any:
     parser.commands = {}
 
     def command(name: str, help: str, *examples: str, server: bool = False) -> Any:
-        lines = "\n".join(f"  mcpmini {e}" for e in examples)
-        p = sub.add_parser(name, help=help, description=help, parents=[common], epilog=(
-            f"examples:\n{lines}\n\n" if examples else "") + "Global options (--config, --json, -v, "
-            "...) go before or after the command: see mcpmini --help.")
-        parser.commands[name] = p
+        lines = "".join(f"\n  mcpmini {e}" for e in examples)
+        parser.commands[name] = p = sub.add_parser(name, help=help, description=help, parents=[common],
+                                                   epilog=f"examples:{lines}\n\n" * bool(examples)
+                                                   + "Global options go before or after the command: "
+                                                   "see mcpmini --help.")
         if server:
-            p.add_argument("server", metavar="SERVER", help="a configured name, an http(s):// URL, "
-                           "or a command line in quotes")
+            p.add_argument("server", metavar="SERVER", help="a configured name, an http(s):// URL, or a "
+                           "command line in quotes")
         return p
-    _add_server_parsers(command)
-    _add_other_parsers(command)
+    _add_commands(command)
     _add_ask_parser(command)
     return parser
 
@@ -5482,12 +5446,10 @@ def _add_globals(p: Any, suppress: Any, shown: bool) -> None:
     there so neither place wins by accident. Options that accumulate (--config, -H, -e, -v)
     get their own dest after the command, merged in main()."""
     d = (lambda v: v) if shown else (lambda v: suppress)
-    after = "" if shown else "_after"
-    g = p.add_argument_group("global options (before or after the command)")
+    after, g = "" if shown else "_after", p.add_argument_group("global options")
 
     def add(*names: str, help: str, **kwargs: Any) -> None:
         p.recorded.append(g.add_argument(*names, help=help if shown else suppress, **kwargs))
-
     add("--config", action="append", metavar="FILE", default=d([]), dest="config" + after,
         help="a config file (repeatable; later files win)")
     add("--timeout", type=float, metavar="S", default=d(None),
@@ -5500,26 +5462,26 @@ def _add_globals(p: Any, suppress: Any, shown: bool) -> None:
         help="an environment variable for the server process (repeatable)")
     add("--accept-defaults", action="store_true", default=d(False),
         help="answer the server's form questions with their defaults")
-    add("--json", action="store_true", default=d(False),
-        help="print whole results (and errors on stderr) as JSON")
-    add("--quiet", action="store_true", default=d(False),
-        help="no status line or tool-call lines on the terminal")
-    add("--no-color", action="store_true", default=d(False),
-        help="no colour (as NO_COLOR does; FORCE_COLOR forces it)")
+    add("--json", action="store_true", default=d(False), help="print whole results (and errors) as JSON")
+    add("--quiet", action="store_true", default=d(False), help="no status line or tool-call lines")
+    add("--no-color", action="store_true", default=d(False), help="no colour (also: NO_COLOR=1)")
     add("--trace", action="store_true", default=d(False),
         help="print every JSON-RPC message on stderr (cut; -vv prints them whole)")
     add("-v", "--verbose", action="count", default=d(0), dest="verbose" + after,
         help="show server stderr, the era negotiated and why, progress (-vv: debug)")
 
 
-def _add_server_parsers(command: Callable[..., Any]) -> None:
-    """The commands that talk to one SERVER."""
+def _add_commands(command: Callable[..., Any]) -> None:
+    """Every command but ``ask``, with its positionals and two or three examples."""
+    import argparse
     command("info", "era and why, protocol version, server info, capabilities, instructions",
             "info \"python3 examples/weather_server.py\"", "info http://127.0.0.1:8000/mcp --json",
             server=True)
-    p = command("tools", "a server's tools as calls you can copy, or one tool in full",
-                "tools weather", "tools weather get_forecast", "tools weather --json", server=True)
-    p.add_argument("name", nargs="?", metavar="TOOL", help="show this tool in full, with an example")
+    for name, what, verb in (("tools", "TOOL", "call"), ("prompts", "PROMPT", "prompt")):
+        one = "get_forecast" if verb == "call" else "umbrella_advice"
+        command(name, f"a server's {name} as calls to copy, or one in full", f"{name} weather",
+                f"{name} weather {one}", f"{name} weather --json", server=True).add_argument(
+                    "name", nargs="?", metavar=what, help="show this one in full")
     p = command("call", "call a tool", "call weather get_forecast city=Hangzhou",
                 "call weather get_forecast '{\"city\": \"Hangzhou\"}' --json",
                 "call ./server.py upload file=@notes.txt tags:='[\"a\"]'", server=True)
@@ -5534,18 +5496,10 @@ def _add_server_parsers(command: Callable[..., Any]) -> None:
                 "read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
     p.add_argument("uri", metavar="URI", help="the resource's URI (see: mcpmini resources SERVER)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the contents to FILE (raw bytes)")
-    p = command("prompts", "a server's prompts as calls you can copy, or one prompt in full",
-                "prompts weather", "prompts weather umbrella_advice", server=True)
-    p.add_argument("name", nargs="?", metavar="PROMPT", help="show this prompt in full, with an example")
     p = command("prompt", "get a prompt", "prompt weather umbrella_advice city=Hangzhou", server=True)
     p.add_argument("name", metavar="PROMPT", help="the prompt's name (see: mcpmini prompts SERVER)")
     p.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="the prompt's arguments")
     p.add_argument("--no-validate", action="store_true", help="send the arguments unchecked")
-
-
-def _add_other_parsers(command: Callable[..., Any]) -> None:
-    """Servers, logins, trust and completion."""
-    import argparse
     command("servers", "configured servers, where they come from, and their login state",
             "servers", "--config team.json servers --json")
     p = command("login", "log in to an OAuth-protected HTTP server (opens a browser)",
@@ -5559,14 +5513,14 @@ def _add_other_parsers(command: Callable[..., Any]) -> None:
                 "logout linear --forget-client", server=True)
     p.add_argument("--forget-client", action="store_true",
                    help="also forget the client registration at its authorization server")
-    p = command("trust", "approve the project config file of this directory (after showing it)",
+    p = command("trust", "show, then approve the project config file of this directory",
                 "trust", "trust mcp.json --yes")
     p.add_argument("file", nargs="?", metavar="FILE", help="the file (default: ./.mcp.json or ./mcp.json)")
     p.add_argument("--yes", action="store_true", help="approve without asking")
     p = command("completion", "print a shell completion script", "completion bash >> ~/.bashrc",
-                "completion zsh > ~/.zfunc/_mcpmini", "completion fish > ~/.config/fish/completions/mcpmini.fish")
-    p.add_argument("shell", nargs="?", choices=("bash", "zsh", "fish"), help="the shell")
-    p.add_argument("--line", help=argparse.SUPPRESS)   # the script asks: the words to complete
+                "completion fish > ~/.config/fish/completions/mcpmini.fish")
+    p.add_argument("shell", nargs="?", choices=("bash", "zsh", "fish"))
+    p.add_argument("--line", help=argparse.SUPPRESS)   # from the script: the command line to complete
 
 
 def _add_ask_parser(command: Callable[..., Any]) -> None:
@@ -5620,12 +5574,6 @@ def _configured(args: Any) -> dict[str, ServerConfig]:
     return load_config(args.config)
 
 
-def _did_you_mean(name: str, names: list[str]) -> str:
-    import difflib
-    close = difflib.get_close_matches(name, names, 3, 0.5)
-    return f"; did you mean {' or '.join(repr(_visible(c, True)) for c in close)}?" if close else ""
-
-
 def _unknown(what: str, name: str, names: list[str], owner: str) -> _UsageError:
     """A name missing from the server's own list (decision #5), with the closest ones."""
     hint = _did_you_mean(name, names) or f"; it has: {', '.join(sorted(names))[:300] or 'none'}"
@@ -5634,23 +5582,22 @@ def _unknown(what: str, name: str, names: list[str], owner: str) -> _UsageError:
 
 def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
     """Warn, once per command and file, about each discovered project file that is not
-    approved and defines one of ``names`` (None: any), saying what is new in it."""
+    approved and defines one of ``names`` (None: any)."""
     explicit = {os.path.realpath(p) for p, origin in _config_paths(args.config) if origin == "explicit"}
     for path in _project_files(os.getcwd()):
-        if path in out.warned or os.path.realpath(path) in explicit:
-            continue
         with contextlib.suppress(ConfigError):   # a broken file was warned about already
             servers, digest = _parse_config(path)
-            if not _is_trusted(path, digest) and (names is None or set(names) & set(servers)):
+            if not (path in out.warned or os.path.realpath(path) in explicit or _is_trusted(path, digest)) \
+                    and (names is None or set(names) & set(servers)):
                 out.warned.add(path)
-                out.note(f"mcpmini: warning: {path} is {_trust_news(path, servers)}, so its "
-                         f"servers ({', '.join(servers)}) are not used; review it, then run: "
-                         f"{_trust_command(path)}")
+                out.note(f"mcpmini: warning: not using {', '.join(servers)}: {_trust_text(path)}")
 
 
-def _trust_command(path: str) -> str:
+def _trust_text(path: str) -> str:
+    """``PATH is not yet approved (or: changed since...); review it, then run: mcpmini trust``."""
     first = next(iter(_project_files(os.getcwd())), None)
-    return "mcpmini trust" if first == path else f"mcpmini trust {shlex.quote(os.path.basename(path))}"
+    return (f"{path} is {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
+            + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
 
 
 def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
@@ -5661,9 +5608,7 @@ def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
     if spec in servers:
         server = servers[spec]
         if not server.trusted:
-            raise ConfigError(f"server {spec!r} comes from {server.source}, which is "
-                              f"{_trust_news(server.source or '', _parse_config(server.source or '')[0])}"
-                              f"; review it, then run: {_trust_command(server.source or '')}")
+            raise ConfigError(f"server {spec!r} is not used: {_trust_text(server.source or '')}")
         if os.path.realpath(server.source or "") == os.path.realpath(_config_paths(None)[0][0]):
             _trust_warning(args, out, [spec])   # the user's entry: a project one would win once approved
         return dataclasses.replace(server, headers={**server.headers, **headers}, env={**server.env, **env})
@@ -5746,73 +5691,63 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         head += "(Enter takes the default in [ ]; Ctrl-C or Ctrl-D declines)\n"
         content: JSON = {}
         for key, prop in props.items():
-            prop, needed = _object(prop), key in required
+            prop = _object(prop)
             while True:
-                text = await terminal.ask(head + _field_text(key, prop, needed))
+                text = await terminal.ask(head + _field_text(key, prop, key in required))
                 if text is None:
                     return {"action": "decline"}
                 head = ""
-                if not text:
-                    value = prop.get("default")   # Enter: the default, or nothing
-                elif _schema_types(prop) == {"array"} and not text.lstrip().startswith("["):
-                    value = [v.strip() for v in text.split(",") if v.strip()]   # a, b, c
+                if text or "default" in prop:   # Enter: the default; a,b,c: a list
+                    listed = _schema_types(prop) == {"array"} and not text.lstrip().startswith("[")
+                    value = [v.strip() for v in text.split(",")] if listed and text else (
+                        _typed_value(text, prop) if text else prop["default"])
+                    head = _argument_problem({key: value}, {"properties": {
+                        key: {**prop, "enum": _choices(prop) or None}}}) or ""
+                    if not head:
+                        content[key] = value
+                        break
+                elif key in required:
+                    head = "an answer is needed"
                 else:
-                    value = _typed_value(text, prop)
-                if text or value is not None:   # a titled choice (oneOf const) is a choice too
-                    choices = _choices(prop)
-                    problem = _argument_problem({key: value}, {"properties": {
-                        key: {**prop, "enum": choices} if choices else prop}})
-                else:
-                    problem = "an answer is needed" if needed else None
-                if not problem:
                     break
-                head = f"  {problem}; try again\n"
-            if text or value is not None:
-                content[key] = value
+                head = f"  {head}; try again\n"
         return {"action": "accept", "content": content}
     return elicit
 
 
 def _field_text(key: str, prop: JSON, needed: bool) -> str:
-    """``  City (string, required) — the city name [Hangzhou]: `` with every server text made
-    safe, the default included."""
-    facts = [_type_text(prop)] + (["required"] if needed else [])
+    """``  City (string, required) — the city name [Hangzhou]: ``, all of it made safe."""
     titled = [f"{_shown(o.get('const'))} = {o['title']}" for o in map(_object, _listed(prop.get("oneOf")))
               if "title" in o]
-    text = f"{prop.get('title') or key} ({', '.join(facts)}{'; ' if titled else ''}{', '.join(titled)})"
-    if prop.get("description"):
-        text += f" — {prop['description']}"
-    if "default" in prop:
-        text += f" [{_shown(prop['default'])}]"
+    text = (f"{prop.get('title') or key} ({'; '.join([_type_text(prop) + ', required' * needed, *titled])})"
+            + (f" — {prop['description']}" if prop.get("description") else "")
+            + (f" [{_shown(prop['default'])}]" if "default" in prop else ""))
     return f"  {_visible(text, True)}: "
 
 
 def _url_text(url: str, origin: str | None) -> str:
-    """A URL to open, and its host in ASCII (punycode): warned about when it has non-ASCII
-    characters or an xn-- label (decision #15), or differs from the server's own host."""
-    host = urlsplit(url).hostname or ""
+    """A URL to open and its host in ASCII (punycode), with a warning when the host has non-ASCII
+    characters or an xn-- label (decision #15), or is not the server's own."""
+    host, own = urlsplit(url).hostname or "", urlsplit(origin or "").hostname
     try:
         ascii_host = host.encode("idna").decode("ascii")
     except UnicodeError:
         ascii_host = host.encode("ascii", "backslashreplace").decode()
     text = f"{_visible(url, True)}\n  host: {ascii_host}"
     if not host.isascii() or "xn--" in ascii_host:
-        text += ("\n  warning: an internationalized host name (punycode above): it may imitate "
-                 "another site's name")
-    own = urlsplit(origin).hostname if origin else None
-    if own and own != host:
-        text += f"\n  warning: not the server's own host ({_visible(own, True)})"
-    return text
+        text += "\n  warning: an internationalized host name (punycode above) may imitate another site's"
+    return text + (f"\n  warning: not the server's own host ({own})" if own and own != host else "")
 
 
 def _fold(value: Any, limit: int) -> Any:
-    """``value`` with every string longer than ``limit`` folded: its start, then how many
-    characters are hidden (so nothing is cut without saying so)."""
-    if isinstance(value, str) and len(value) > limit:
-        return f"{value[:limit]}… [{len(value) - limit} more characters]"
+    """``value`` with each string longer than ``limit`` folded: its start, then how many
+    characters are hidden (nothing is cut without saying so)."""
     if isinstance(value, dict):
         return {k: _fold(v, limit) for k, v in value.items()}
-    return [_fold(v, limit) for v in value] if isinstance(value, list) else value
+    if isinstance(value, list):
+        return [_fold(v, limit) for v in value]
+    return f"{value[:limit]}… [{len(value) - limit} more characters]" if isinstance(value, str) \
+        and len(value) > limit else value
 
 
 def _shown(value: Any) -> str:
@@ -5933,14 +5868,15 @@ def _prompt_schema(prompt: JSON) -> JSON:
     arguments = [a for a in _listed(prompt.get("arguments")) if isinstance(_object(a).get("name"), str)]
     return {**prompt, "inputSchema": {
         "type": "object", "required": [a["name"] for a in arguments if a.get("required")],
-        "properties": {a["name"]: {"type": "string", "description": a.get("description")} for a in arguments}}}
+        "properties": {a["name"]: {"type": "string", "description": a.get("description")}
+                       for a in arguments}}}
 
 
 def _table(items: list[JSON], out: _Output) -> str:
     """One aligned line per tool or prompt (signature, first line of its description),
     wrapped to the terminal's width when stdout is one."""
     import textwrap
-    width = os.get_terminal_size(sys.stdout.fileno()).columns if _isatty(sys.stdout) else 0
+    width = _columns(sys.stdout)
     rows = [(_signature(i), _visible(_first_line(i.get("description") or i.get("title"), 1000), True))
             for i in items]
     column = min(max((len(s) for s, _ in rows), default=0), 48, width // 2 or 48)
@@ -5960,37 +5896,32 @@ def _table(items: list[JSON], out: _Output) -> str:
 
 
 def _detail(item: JSON, verb: str, args: Any) -> str:
-    """One tool or prompt in full: every argument, then an example command line."""
+    """One tool or prompt in full: every argument, then an example command line (each required
+    argument's example, default or first choice, else a value of its type)."""
     schema = _object(item.get("inputSchema"))
     props, required = _object(schema.get("properties")), _listed(schema.get("required"))
-    lines = [_signature(item)]
-    if item.get("description"):
-        lines += ["", _visible(str(item["description"]).strip())]
-    if props:
-        lines += ["", "arguments:"]
-    width = max(map(len, props), default=0)
+    about = _visible(str(item.get("description") or "").strip())
+    lines = [_signature(item)] + ["", about] * bool(about)
+    lines += ["", "arguments:"] * bool(props)
+    example: list[str] = []
     for name, prop in props.items():
         prop = _object(prop)
-        facts = [_type_text(prop)] + ["required"] * (name in required) + (
-            [f"default {_shown(prop['default'])}"] if "default" in prop else [])
+        facts = [_type_text(prop)] + ["required"] * (name in required)
+        facts += [f"default {_shown(prop['default'])}"] if "default" in prop else []
         about = " ".join(str(prop.get("description") or "").split())
-        lines.append(_visible(f"  {name:<{width}}  {', '.join(facts)}" + (f" — {about}" if about else ""), True))
-    example = [_example(n, _object(props.get(n))) for n in required if isinstance(n, str)]
+        lines.append(_visible(f"  {name:<{max(map(len, props))}}  {', '.join(facts)}"
+                              + f" — {about}" * bool(about), True))
+        values = [*_listed(prop.get("examples"))[:1], *([prop["default"]] if "default" in prop else []),
+                  *_choices(prop)[:1],
+                  *(v for t, v in (("integer", prop.get("minimum", 1)), ("number", 1.5), ("boolean", True),
+                                   ("array", []), ("object", {})) if t in _schema_types(prop)), "text"]
+        if name in required:
+            value = values[0]
+            example.append(f"{name}={value}" if isinstance(value, str) else
+                           f"{name}:={_json_text(value, None)}")
     config = [word for path in args.config for word in ("--config", path)]
-    lines += ["", "example:", "  " + _visible(shlex.join(["mcpmini", *config, verb, args.server,
-                                                           str(item.get("name")), *example]), True)]
-    return "\n".join(lines)
-
-
-def _example(name: str, prop: JSON) -> str:
-    """``name=value`` for an example: the schema's example, default or first choice, else a
-    value of its type."""
-    found = [v[0] for v in (_listed(prop.get("examples")), _listed(prop.get("enum"))) if v]
-    types = _schema_types(prop)
-    value = found[0] if found else prop["default"] if "default" in prop else next(
-        (v for t, v in (("string", "text"), ("integer", prop.get("minimum", 1)), ("number", 1.5),
-                        ("boolean", True), ("array", []), ("object", {})) if t in types), "text")
-    return f"{name}={value}" if isinstance(value, str) else f"{name}:={_json_text(value, None)}"
+    command = ["mcpmini", *config, verb, args.server, str(item.get("name")), *example]
+    return "\n".join([*lines, "", "example:", "  " + _visible(shlex.join(command), True)])
 
 
 # Commands ------------------------------------------------------------------------------------
@@ -6096,14 +6027,6 @@ _cmd_templates = _list_command("list_resource_templates",
                                lambda r: _describe(f"{r.get('uriTemplate')}  {r.get('name', '')}".rstrip(), r))
 
 
-async def _cmd_tools(args: Any, out: _Output) -> int:
-    return await _catalog(args, out, "tool", "call")
-
-
-async def _cmd_prompts(args: Any, out: _Output) -> int:
-    return await _catalog(args, out, "prompt", "prompt")
-
-
 async def _catalog(args: Any, out: _Output, what: str, verb: str) -> int:
     """``tools`` and ``prompts``: signatures to copy, one in full, or the raw list (--json)."""
     async def work(client: Client) -> int:
@@ -6114,9 +6037,12 @@ async def _catalog(args: Any, out: _Output, what: str, verb: str) -> int:
         if args.json:
             out.result(_json_text(next(i for i in raw if i["name"] == args.name) if args.name else raw))
         else:
-            out.result(_detail(items[args.name], verb, args) if args.name else _table(list(items.values()), out))
+            out.result(_detail(items[args.name], verb, args) if args.name else
+                       _table(list(items.values()), out))
         return 0
     return await _with_client(args, out, work, f"waiting for the {what}s")
+_cmd_tools = lambda args, out: _catalog(args, out, "tool", "call")  # noqa: E731
+_cmd_prompts = lambda args, out: _catalog(args, out, "prompt", "prompt")  # noqa: E731
 
 
 async def _cmd_call(args: Any, out: _Output) -> int:
@@ -6157,9 +6083,7 @@ async def _cmd_read(args: Any, out: _Output) -> int:
             with contextlib.suppress(MCPError):
                 known = [r["uri"] for r in await client.list_resources()] + [
                     t["uriTemplate"] for t in await client.list_resource_templates()]
-            if _did_you_mean(args.uri, known):
-                raise RemoteError(exc.code, exc.message + _did_you_mean(args.uri, known), exc.data) from None
-            raise
+            raise RemoteError(exc.code, exc.message + _did_you_mean(args.uri, known), exc.data) from None
         contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
         if args.output:
             with open(args.output, "wb") as f:
@@ -6289,18 +6213,14 @@ class _AnswerPrinter:
         self.calls: dict[Any, tuple[str, str]] = {}   # running call id -> its name and line
 
     def text(self, piece: str) -> None:
-        if self.out.json_mode:
-            return
-        self.out.wait("")
-        shown = _redact(_visible(piece))
-        sys.stdout.write(shown)
-        sys.stdout.flush()
-        self.line_open = not shown.endswith("\n")
+        if not self.out.json_mode:
+            self.out.wait("")
+            self.out.put(sys.stdout, _redact(_visible(piece)))
+            self.line_open = not piece.endswith("\n")
 
     def end_line(self) -> None:
         if self.line_open:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
+            self.out.put(sys.stdout, "\n")
             self.line_open = False
 
     def event(self, kind: str, info: JSON) -> None:
@@ -6316,24 +6236,23 @@ class _AnswerPrinter:
         elif kind == "tool_call":
             name = f"{info['server']}.{info['tool']}"
             words = [f"{k}={_shown(v)}" for k, v in _fold(info["arguments"], 40).items()]
-            line = _redact(_visible(f"→ {name} {' '.join(words)}", True))[:out.width() - 2]
-            self.calls[info["id"]] = (name, line)
+            self.calls[info["id"]] = name, _visible(f"→ {name} {' '.join(words)}", True)[
+                :(_columns(sys.stderr) or 80) - 3]
             if shown:
-                out.note(f"{line} …")
+                out.note(f"{self.calls[info['id']][1]} …")
                 out.last_call = info["id"]
             out.wait(f"calling {name}")
         elif kind == "tool_result" and info["id"] in self.calls:
             line = self.calls.pop(info["id"])[1]
+            if shown and out.live and out.last_call == info["id"]:   # still the last line: complete it
+                out.clear()
+                out.put(sys.stderr, "\x1b[A\r")
             if shown:
-                if out.live and out.last_call == info["id"]:   # still the last line: complete it
-                    out.clear()
-                    sys.stderr.write("\x1b[A\r")
                 out.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
             if self.calls:
                 out.wait(f"calling {next(iter(self.calls.values()))[0]}")
         elif kind == "server_lost":
-            out.note(f"mcpmini: server {info['server']} failed and is not used any more: "
-                     f"{info['error']}")
+            out.note(f"mcpmini: server {info['server']} failed and is not used any more: {info['error']}")
         elif kind == "retry":
             out.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
                      f"{info['attempt']} in {info['delay']:g} s")
@@ -6397,32 +6316,20 @@ async def _cmd_completion(args: Any, out: _Output) -> int:
     """The script for a shell, or (``--line``, asked by the script) the words that may follow."""
     if args.line is not None:
         out.result("\n".join(_completions(args.line)))
-        return 0
-    if not args.shell:
+    elif not args.shell:
         raise _UsageError("name the shell: mcpmini completion bash|zsh|fish")
-    me = f"env PYTHONPATH={shlex.quote(os.path.dirname(os.path.abspath(__file__)))} " \
-         f"{shlex.quote(sys.executable)} -m mcpmini"   # bytecode-cached: fast enough per Tab
-    out.result({
-        "bash": f"""# mcpmini completion for bash: eval "$(mcpmini completion bash)"
-_mcpmini() {{
-    local IFS=$'\\n'
-    COMPREPLY=($({me} completion --line "${{COMP_LINE:0:COMP_POINT}}" 2>/dev/null))
-}}
-complete -o default -F _mcpmini mcpmini""",
-        "zsh": f"""#compdef mcpmini
-# mcpmini completion for zsh: eval "$(mcpmini completion zsh)", or save it as _mcpmini on $fpath
-_mcpmini() {{
-    local -a words_
-    words_=("${{(@f)$({me} completion --line "$LBUFFER" 2>/dev/null)}}")
-    if (( ${{#words_[@]}} )) && [[ -n $words_[1] ]]; then compadd -a words_; else _files; fi
-}}
-(( $+functions[compdef] )) && compdef _mcpmini mcpmini""",
-        "fish": f"""# mcpmini completion for fish: mcpmini completion fish | source
-function __mcpmini_complete
-    {me} completion --line (commandline -cp) 2>/dev/null
-end
-complete -c mcpmini -f -a '(__mcpmini_complete)'
-complete -c mcpmini -l config -r -F"""}[args.shell])
+    else:
+        me = (f"env PYTHONPATH={shlex.quote(os.path.dirname(os.path.abspath(__file__)))} "
+              f"{shlex.quote(sys.executable)} -m mcpmini completion --line")   # bytecode cached: quick
+        out.result({"bash": f"""# eval "$(mcpmini completion bash)"
+_mcpmini() {{ local IFS=$'\\n'; COMPREPLY=($({me} "${{COMP_LINE:0:COMP_POINT}}" 2>/dev/null)); }}
+complete -o default -F _mcpmini mcpmini""", "zsh": f"""#compdef mcpmini
+# eval "$(mcpmini completion zsh)", or save it as _mcpmini in a folder of $fpath
+_mcpmini() {{ local -a w; w=("${{(@f)$({me} "$LBUFFER" 2>/dev/null)}}")
+  [[ -n $w[1] ]] && compadd -a w || _files; }}
+(( $+functions[compdef] )) && compdef _mcpmini mcpmini""", "fish": f"""# mcpmini completion fish | source
+function __mcpmini; {me} (commandline -cp) 2>/dev/null; end
+complete -c mcpmini -f -a '(__mcpmini)'; complete -c mcpmini -l config -r -F"""}[args.shell])
     return 0
 
 
@@ -6431,45 +6338,36 @@ def _completions(line: str) -> list[str]:
     configured names after a command that takes SERVER, and the tool names of the persistent
     list cache after ``call``/``tools SERVER`` (no server is started to complete)."""
     try:
-        words = shlex.split(line)
+        words = shlex.split(line) + [""] * (not line or line[-1].isspace())
     except ValueError:
-        words = line.split()
-    if not line or line[-1].isspace():
-        words.append("")
-    parser, configs, command, previous = _build_parser(), [], None, ""
-    positionals: list[str] = []
+        words = line.split() + [""]
+    parser, configs, command, previous, positionals = _build_parser(), [], None, "", []
     options = {o: a.nargs != 0 for a in parser.recorded for o in a.option_strings}
     for word in words[1:-1]:
         if options.get(previous):   # this word is that option's value
-            if previous == "--config":
-                configs.append(word)
-            previous = ""
-            continue
-        if word.startswith("-"):
-            pass
-        elif command is None and word in parser.commands:
+            configs += [word] * (previous == "--config")
+            word = ""
+        elif not word.startswith("-") and command is None and word in parser.commands:
             command = word
-            options.update({o: a.nargs != 0 for a in parser.commands[word].recorded for o in a.option_strings})
-        elif command:
+            options.update({o: a.nargs != 0 for a in parser.commands[command].recorded
+                            for o in a.option_strings})
+        elif not word.startswith("-") and command:
             positionals.append(word)
         previous = word
-    current, servers = words[-1], {}
+    servers: dict[str, ServerConfig] = {}
     with contextlib.suppress(MCPError, OSError):
         servers = {n: s for n, s in load_config(configs).items() if s.trusted}
+    takes_server = command and "server" in {a.dest for a in parser.commands[command].recorded}
+    found: list[str] = []
     if options.get(previous) and previous != "--server":
-        return []   # an option's value: the shell completes files
-    if current.startswith("-"):
-        found = list(options)
-    elif command is None:
-        found = list(parser.commands)
-    elif previous == "--server" or (not positionals and "server" in
-                                    {a.dest for a in parser.commands[command].recorded}):
+        pass   # an option's value: the shell completes files
+    elif words[-1].startswith("-") or command is None:
+        found = list(options if words[-1].startswith("-") else parser.commands)
+    elif previous == "--server" or (takes_server and not positionals):
         found = list(servers)
     elif command in ("call", "tools") and len(positionals) == 1 and positionals[0] in servers:
         found = _cached_tool_names(servers[positionals[0]])
-    else:
-        found = []
-    return sorted(w for w in found if w.startswith(current))
+    return sorted(w for w in found if w.startswith(words[-1]))
 
 
 async def _dispatch(args: Any, out: _Output) -> int:
