@@ -4939,14 +4939,14 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
     ``confirm(server, tool, arguments)`` (sync or async) is asked before every tool call; a
     false answer tells the model the user declined. ``stream`` asks for Server-Sent Events;
     ``on_text(piece)`` receives the answer text as it arrives (never reasoning);
-    ``on_event(kind, info)`` reports ``server_failed``, ``request`` (a model request starts),
-    ``tool_call``, ``tool_result``, ``server_lost``, ``retry``, ``fallback`` (a request asked
-    again without a field the server refused, or unstreamed) and ``reply``. A tool result
-    longer than ``max_result_chars`` is cut for the model. ``timeout`` bounds each model
-    request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, or a tool the model must
-    call (its MCP name, ``server/tool`` or function name); after a step with calls it is
-    ``"auto"``; a server that refuses the field gets no more of it. Stops after ``max_steps``
-    model requests with an error of kind ``agent``.
+    ``on_event(kind, info)`` reports ``server_failed``, ``tool_call``, ``tool_result``,
+    ``server_lost``, ``retry``, ``fallback`` (a request asked again without a field the server
+    refused, or unstreamed) and ``reply``. A tool result longer than ``max_result_chars`` is
+    cut for the model. ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``,
+    ``"required"``, ``"none"``, or a tool the model must call (its MCP name, ``server/tool``
+    or function name); after a step with calls it is ``"auto"``; a server that refuses the
+    field gets no more of it. Stops after ``max_steps`` model requests with an error of kind
+    ``agent``; ``request`` (a model request starts) is reported before each one.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools``
     (function name -> server and MCP name), ``messages`` (as last sent, plus the answer),
@@ -5294,7 +5294,7 @@ class _Output:
         if text and _json_type(total) in ("integer", "number") and total > 0:
             share = min(max(value / total, 0.0), 1.0)
             text = f" [{'#' * round(share * 10):-<10}] {share:.0%}"
-        self.progress = _redact(_visible(text + (f" {message}" if isinstance(message, str) else ""), True))
+        self.progress = text + (f" {message}" if isinstance(message, str) else "")
         if self.drawn:
             self._draw()
 
@@ -5308,6 +5308,7 @@ class _Output:
     def _draw(self) -> None:
         width = _columns(sys.stderr) - 1
         text = f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}"
+        text = _redact(_visible(text, True))
         text = text if len(text) <= width else text[:width - 1] + "…"
         if text != self.drawn:   # never wider than the terminal, so that "\r" erases it
             self.put(sys.stderr, f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")
@@ -5397,18 +5398,15 @@ class _LogHandler(logging.Handler):
 
 def _build_parser() -> Any:
     """Global options (before or after the command) under one heading of the top-level help,
-    and a subparser per command; ``.commands`` maps names to subparsers and ``.recorded``
-    lists each parser's options (for completion)."""
+    and a subparser per command; ``.commands`` maps names to subparsers and ``.options`` each
+    option of a parser to whether it takes a value (for completion)."""
     import argparse  # here, so that `import mcpmini` stays cheap
 
     class Parser(argparse.ArgumentParser):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            self.recorded: list[Any] = []   # what add_argument made (-h too)
-            super().__init__(*args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+        options = property(lambda self: {o: a.nargs != 0 for a in self._actions for o in a.option_strings})
 
-        def add_argument(self, *args: Any, **kwargs: Any) -> Any:
-            self.recorded.append(super().add_argument(*args, **kwargs))
-            return self.recorded[-1]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
 
         def error(self, message: str) -> Any:
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
@@ -5449,7 +5447,7 @@ def _add_globals(p: Any, suppress: Any, shown: bool) -> None:
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 
     def add(*names: str, help: str, **kwargs: Any) -> None:
-        p.recorded.append(g.add_argument(*names, help=help if shown else suppress, **kwargs))
+        g.add_argument(*names, help=help if shown else suppress, **kwargs)
     add("--config", action="append", metavar="FILE", default=d([]), dest="config" + after,
         help="a config file (repeatable; later files win)")
     add("--timeout", type=float, metavar="S", default=d(None),
@@ -5690,10 +5688,16 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
             return {"action": "accept" if await terminal.yes(head + "Accept?") else "decline", "content": {}}
         head += "(Enter takes the default in [ ]; Ctrl-C or Ctrl-D declines)\n"
         content: JSON = {}
-        for key, prop in props.items():
+        for key, prop in props.items():   # "  City (string, required) — the city [Hangzhou]: "
             prop = _object(prop)
+            facts = [_type_text(prop) + ", required" * (key in required)] + [
+                f"{_shown(o.get('const'))} = {o['title']}" for o in map(_object, _listed(prop.get("oneOf")))
+                if "title" in o]   # titled choices
+            field = _visible(f"{prop.get('title') or key} ({'; '.join(facts)})"
+                             + f" — {prop.get('description')}" * bool(prop.get("description"))
+                             + (f" [{_shown(prop['default'])}]" if "default" in prop else ""), True)
             while True:
-                text = await terminal.ask(head + _field_text(key, prop, key in required))
+                text = await terminal.ask(f"{head}  {field}: ")
                 if text is None:
                     return {"action": "decline"}
                 head = ""
@@ -5713,16 +5717,6 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
                 head = f"  {head}; try again\n"
         return {"action": "accept", "content": content}
     return elicit
-
-
-def _field_text(key: str, prop: JSON, needed: bool) -> str:
-    """``  City (string, required) — the city name [Hangzhou]: ``, all of it made safe."""
-    titled = [f"{_shown(o.get('const'))} = {o['title']}" for o in map(_object, _listed(prop.get("oneOf")))
-              if "title" in o]
-    text = (f"{prop.get('title') or key} ({'; '.join([_type_text(prop) + ', required' * needed, *titled])})"
-            + (f" — {prop['description']}" if prop.get("description") else "")
-            + (f" [{_shown(prop['default'])}]" if "default" in prop else ""))
-    return f"  {_visible(text, True)}: "
 
 
 def _url_text(url: str, origin: str | None) -> str:
@@ -5930,7 +5924,7 @@ async def _with_client(args: Any, out: _Output, work: Callable[[Client], Awaitab
                        doing: str = "") -> int:
     """Run ``work`` with a connected client; the status line says what is awaited."""
     server = _resolve_server(args.server, args, out)
-    out.wait(f"connecting to {urlsplit(server.url).netloc}" if server.url else f"starting {server.name}")
+    out.wait(f"connecting to {_safe_url(server.url)}" if server.url else f"starting {server.name}")
     async with _client_for(server, args, out) as client:
         out.wait(doing)
         return await work(client)
@@ -6342,22 +6336,21 @@ def _completions(line: str) -> list[str]:
     except ValueError:
         words = line.split() + [""]
     parser, configs, command, previous, positionals = _build_parser(), [], None, "", []
-    options = {o: a.nargs != 0 for a in parser.recorded for o in a.option_strings}
+    options = parser.options
     for word in words[1:-1]:
         if options.get(previous):   # this word is that option's value
             configs += [word] * (previous == "--config")
             word = ""
         elif not word.startswith("-") and command is None and word in parser.commands:
             command = word
-            options.update({o: a.nargs != 0 for a in parser.commands[command].recorded
-                            for o in a.option_strings})
+            options = parser.commands[command].options   # its own and the global ones
         elif not word.startswith("-") and command:
             positionals.append(word)
         previous = word
     servers: dict[str, ServerConfig] = {}
     with contextlib.suppress(MCPError, OSError):
         servers = {n: s for n, s in load_config(configs).items() if s.trusted}
-    takes_server = command and "server" in {a.dest for a in parser.commands[command].recorded}
+    takes_server = command and " SERVER" in parser.commands[command].format_usage()
     found: list[str] = []
     if options.get(previous) and previous != "--server":
         pass   # an option's value: the shell completes files
