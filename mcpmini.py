@@ -5682,7 +5682,7 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
                 return {"action": "decline"}
             return {"action": "accept"}
         schema = _object(params.get("requestedSchema"))
-        props, required = _object(schema.get("properties")), schema.get("required") or []
+        props, required = _object(schema.get("properties")), _listed(schema.get("required"))
         head = f"mcpmini: {_visible(server.name, True)} asks: {message}\n"
         if not props:
             return {"action": "accept" if await terminal.yes(head + "Accept?") else "decline", "content": {}}
@@ -5729,7 +5729,7 @@ def _url_text(url: str, origin: str | None) -> str:
         ascii_host = host.encode("ascii", "backslashreplace").decode()
     text = f"{_visible(url, True)}\n  host: {ascii_host}"
     if not host.isascii() or "xn--" in ascii_host:
-        text += "\n  warning: an internationalized host name (punycode above) may imitate another site's"
+        text += "\n  warning: an internationalized host (punycode above) may imitate another site"
     return text + (f"\n  warning: not the server's own host ({own})" if own and own != host else "")
 
 
@@ -6052,7 +6052,7 @@ async def _cmd_call(args: Any, out: _Output) -> int:
             arguments, schema, strict_keys=True, json_hint=" (use key:=JSON for raw JSON)")
         if problem:
             raise _UsageError(f"{args.tool}: {problem}")
-        out.wait(f"waiting for {_visible(args.tool, True)}")
+        out.wait(f"waiting for {args.tool}")
         result = await client.call_tool(args.tool, arguments)
         out.result(_json_text(result) if args.json else _visible(result_text(result)))
         if result.get("isError") is True:
@@ -6103,7 +6103,7 @@ async def _cmd_read(args: Any, out: _Output) -> int:
                                  "use -o FILE to save it]")
             out.result(_visible("\n".join(parts)))
         return 0
-    return await _with_client(args, out, work, f"waiting for {_visible(args.uri, True)}")
+    return await _with_client(args, out, work, f"waiting for {args.uri}")
 
 
 async def _cmd_prompt(args: Any, out: _Output) -> int:
@@ -6117,7 +6117,7 @@ async def _cmd_prompt(args: Any, out: _Output) -> int:
             problem = _argument_problem(arguments, prompts[args.name]["inputSchema"], strict_keys=True)
             if problem:
                 raise _UsageError(f"{args.name}: {problem}; usage: {_signature(prompts[args.name])}")
-        out.wait(f"waiting for {_visible(args.name, True)}")
+        out.wait(f"waiting for {args.name}")
         result = await client.get_prompt(args.name, arguments or None)
         if args.json:
             out.result(_json_text(result))
@@ -6230,7 +6230,7 @@ class _AnswerPrinter:
         elif kind == "tool_call":
             name = f"{info['server']}.{info['tool']}"
             words = [f"{k}={_shown(v)}" for k, v in _fold(info["arguments"], 40).items()]
-            self.calls[info["id"]] = name, _visible(f"→ {name} {' '.join(words)}", True)[
+            self.calls[info["id"]] = name, _redact(_visible(f"→ {name} {' '.join(words)}", True))[
                 :(_columns(sys.stderr) or 80) - 3]
             if shown:
                 out.note(f"{self.calls[info['id']][1]} …")
@@ -6238,7 +6238,7 @@ class _AnswerPrinter:
             out.wait(f"calling {name}")
         elif kind == "tool_result" and info["id"] in self.calls:
             line = self.calls.pop(info["id"])[1]
-            if shown and out.live and out.last_call == info["id"]:   # still the last line: complete it
+            if out.live and out.last_call == info["id"]:   # still the last line: complete it
                 out.clear()
                 out.put(sys.stderr, "\x1b[A\r")
             if shown:
