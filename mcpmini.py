@@ -5271,14 +5271,15 @@ class _Output:
         self.put(sys.stdout, text if text.endswith("\n") or not text else text + "\n")
 
     def error(self, message: str, kind: str, **extra: Any) -> None:
-        message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
-        self.note(f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}", safe=True)
-        if self.json_mode:
-            self.note(_json_text({"error": {"kind": kind, "message": message, **extra}}, None), safe=True)
-
-    def note(self, message: str, safe: bool = False) -> None:
         self.clear()
-        self.put(sys.stderr, (message if safe else _redact(_visible(message))) + "\n")
+        message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
+        as_json = _json_text({"error": {"kind": kind, "message": message, **extra}}, None) + "\n"
+        self.put(sys.stderr, f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}\n"
+                 + as_json * self.json_mode)
+
+    def note(self, message: str) -> None:
+        self.clear()
+        self.put(sys.stderr, _redact(_visible(message)) + "\n")
 
     def wait(self, doing: str) -> None:
         """From now on the status line says ``doing`` (shown after STATUS_DELAY), or nothing."""
@@ -6429,7 +6430,8 @@ def main(argv: list[str] | None = None) -> int:
     root.propagate = False
     try:
         try:
-            args = _build_parser().parse_args(argv)
+            parser = _build_parser()
+            args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version
             return exc.code if isinstance(exc.code, int) else 0
         for key in ("config", "header", "env", "verbose"):  # given before and after the command
@@ -6437,9 +6439,7 @@ def main(argv: list[str] | None = None) -> int:
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
         root.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
-            raise _UsageError("a command is needed: info, servers, tools, call, resources, templates, "
-                              "read, prompts, prompt, trust, login, logout, ask, completion (see: "
-                              "mcpmini --help)")
+            raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
         return _run_main(_dispatch(args, out))
     except MCPError as exc:
         kind = exc.kind

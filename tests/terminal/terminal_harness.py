@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parents[2]
 MCPMINI = ROOT / "mcpmini.py"
 CLI_FAKE = ROOT / "tests" / "cli" / "cli_fakes.py"
 WEATHER = ROOT / "examples" / "weather_server.py"
-DEMO_MODEL = ROOT / "examples" / "demo_model.py"
 # The child makes the pty its controlling terminal (a session leader opening a tty gets it as
 # such), then becomes mcpmini: no preexec_fn, no isatty patched anywhere.
-ADOPT = "import os, sys; os.close(os.open(sys.argv[1], os.O_RDWR)); os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"
+ADOPT = ("import os, sys; os.close(os.open(sys.argv[1], os.O_RDWR)); "
+         "os.execv(sys.executable, [sys.executable, *sys.argv[2:]])")
 
 
 class Screen:
@@ -30,17 +30,15 @@ class Screen:
     (PIPE, DEVNULL); what reaches the pty is ``text`` (CRLF made LF), raw in ``raw``."""
 
     def __init__(self, *argv: Any, stdin: Any = "tty", stdout: Any = "tty", stderr: Any = "tty",
-                 env: dict[str, str] | None = None, columns: int = 100, cwd: Any = None,
-                 program: list[str] | None = None) -> None:
+                 env: dict[str, str] | None = None, columns: int = 100) -> None:
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
         environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
         environ.update({"TERM": "xterm-256color", **(env or {})})
         pick = lambda s: slave if s == "tty" else s  # noqa: E731
-        command = program or [str(MCPMINI), *map(str, argv)]
-        self.proc = subprocess.Popen([sys.executable, "-c", ADOPT, os.ttyname(slave), *command],
-                                     stdin=pick(stdin), stdout=pick(stdout), stderr=pick(stderr),
-                                     env=environ, cwd=cwd, start_new_session=True)
+        command = [sys.executable, "-c", ADOPT, os.ttyname(slave), str(MCPMINI), *map(str, argv)]
+        self.proc = subprocess.Popen(command, stdin=pick(stdin), stdout=pick(stdout), stderr=pick(stderr),
+                                     env=environ, start_new_session=True)
         os.close(slave)
         self.raw = b""
         self.seen = 0          # expect() looks after this point
@@ -96,6 +94,9 @@ class Screen:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
         os.close(self.master)
 
 

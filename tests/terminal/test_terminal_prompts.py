@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from terminal_harness import DEMO_MODEL, MCPMINI, WEATHER, fake_command, received
+from terminal_harness import MCPMINI, WEATHER, fake_command, received
 
 
 def write_config(path, servers):

@@ -3,12 +3,14 @@ second shows one self-erasing status line on stderr with the server's progress; 
 errors and names; neither when opted out or not on a terminal."""
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
+import sys
 
 import pytest
 
-from terminal_harness import fake_command
+from terminal_harness import MCPMINI, fake_command
 
 
 def test_a_long_call_shows_the_status_line_with_progress(screen, tmp_path):
@@ -71,10 +73,8 @@ def test_colour_opt_out_and_force(screen, tmp_path, env, argv, coloured):
 
 
 def test_force_color_colours_a_pipe(tmp_path):
-    import sys
-    from terminal_harness import MCPMINI
     p = subprocess.run([sys.executable, MCPMINI, "call", shlex.join(fake_command(tmp_path / "f.jsonl")), "nope"],
-                       capture_output=True, env={**__import__("os").environ, "FORCE_COLOR": "1"}, timeout=60)
+                       capture_output=True, env={**os.environ, "FORCE_COLOR": "1"}, timeout=60)
     assert p.stderr.startswith(b"\x1b[1;31mmcpmini: error:\x1b[0m ")
 
 
