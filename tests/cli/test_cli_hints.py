@@ -98,3 +98,23 @@ def test_each_command_help_has_examples_and_no_global_options(cli, command):
 def test_the_top_level_help_keeps_the_global_options_under_one_heading(cli):
     r = cli("--help")
     assert r.out.count("global options") == 1 and "--timeout S" in r.out and "--no-color" in r.out
+
+
+@pytest.mark.parametrize("url, origin, host, warnings", [
+    ("https://example.com/a", "https://example.com/mcp", "example.com", []),
+    ("https://login.example.org/a", "https://example.com/mcp", "login.example.org", ["not the server's own host"]),
+    ("https://exаmple.com/a", None, "xn--exmple-4nf.com", ["punycode"]),
+    ("https://bücher.example/a", "https://bücher.example/mcp", "xn--bcher-kva.example", ["punycode"]),
+])
+def test_a_url_to_open_shows_its_ascii_host_and_warns(url, origin, host, warnings):
+    import mcpmini
+    text = mcpmini._url_text(url, origin)
+    assert f"  host: {host}" in text
+    assert [w for w in ("punycode", "not the server's own host") if w in text] == warnings
+
+
+def test_long_values_are_folded_with_the_count_hidden():
+    import mcpmini
+    folded = mcpmini._fold({"a": "x" * 30, "b": ["y" * 5, {"c": "z" * 12}], "n": 7}, 10)
+    assert folded == {"a": "x" * 10 + "… [20 more characters]", "b": ["y" * 5, {"c": "z" * 10 + "… [2 more characters]"}],
+                      "n": 7}
