@@ -5288,16 +5288,17 @@ class _Output:
         if doing and self.live and self.timer is None:
             self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
 
-    def on_progress(self, params: JSON) -> None:
-        """The server's latest notifications/progress: a bar (or a number) and its message."""
+    def on_progress(self, params: JSON) -> str:
+        """The server's latest notifications/progress (``1/2 50% message``), for the status line."""
         value, total, message = (params.get(k) for k in ("progress", "total", "message"))
-        text = f" {value:g}" if _json_type(value) in ("integer", "number") else ""
-        if text and _json_type(total) in ("integer", "number") and total > 0:
-            share = min(max(value / total, 0.0), 1.0)
-            text = f" [{'#' * round(share * 10):-<10}] {share:.0%}"
+        number = lambda v: _json_type(v) in ("integer", "number")  # noqa: E731
+        text = f" {value:g}" if number(value) else " ?"
+        if number(value) and number(total) and total > 0:
+            text += f"/{total:g} {min(max(value / total, 0), 1):.0%}"
         self.progress = text + (f" {message}" if isinstance(message, str) else "")
         if self.drawn:
             self._draw()
+        return self.progress
 
     def _tick(self) -> None:
         self.timer = None
@@ -5636,12 +5637,9 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, **extra: Any) -> 
     timeout = args.timeout or server.timeout or DEFAULT_TIMEOUT
 
     def progress(params: JSON) -> None:
-        out.on_progress(params)
+        text = out.on_progress(params)
         if args.verbose:
-            total = f"/{params['total']:g}" if isinstance(params.get("total"), (int, float)) else ""
-            value = params.get("progress")
-            value = f"{value:g}" if isinstance(value, (int, float)) else "?"
-            out.note(f"mcpmini: progress {value}{total} {params.get('message') or ''}".rstrip())
+            out.note(f"mcpmini: progress{text}")
 
     # a login on 401 only with a human at a terminal
     extra.setdefault("auth", {"interactive": _has_terminal(), "open_browser": _default_open_browser,
@@ -6022,13 +6020,20 @@ _cmd_templates = _list_command("list_resource_templates",
                                lambda r: _describe(f"{r.get('uriTemplate')}  {r.get('name', '')}".rstrip(), r))
 
 
+async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
+    """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
+    as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
+    raw = await (client.list_tools() if what == "tool" else client.list_prompts())
+    items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
+    if name is not None and name not in items:
+        raise _unknown(what, name, list(items), client.name)
+    return raw, items
+
+
 async def _catalog(args: Any, out: _Output, what: str, verb: str) -> int:
     """``tools`` and ``prompts``: signatures to copy, one in full, or the raw list (--json)."""
     async def work(client: Client) -> int:
-        raw = await (client.list_tools() if what == "tool" else client.list_prompts())
-        items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
-        if args.name is not None and args.name not in items:
-            raise _unknown(what, args.name, list(items), client.name)
+        raw, items = await _entries(client, what, args.name)
         if args.json:
             out.result(_json_text(next(i for i in raw if i["name"] == args.name) if args.name else raw))
         else:
@@ -6044,10 +6049,7 @@ async def _cmd_call(args: Any, out: _Output) -> int:
     async def work(client: Client) -> int:
         schema: JSON = {}
         if not args.no_validate:   # else exactly what was typed: strings and key:=JSON
-            tools = {t["name"]: t for t in await client.list_tools()}
-            if args.tool not in tools:
-                raise _unknown("tool", args.tool, list(tools), client.name)
-            schema = _object(tools[args.tool].get("inputSchema"))
+            schema = _object((await _entries(client, "tool", args.tool))[1][args.tool].get("inputSchema"))
         arguments = _tool_arguments(args.arguments, schema)
         problem = not args.no_validate and _argument_problem(
             arguments, schema, strict_keys=True, json_hint=" (use key:=JSON for raw JSON)")
@@ -6112,12 +6114,10 @@ async def _cmd_prompt(args: Any, out: _Output) -> int:
 
     async def work(client: Client) -> int:
         if not args.no_validate:   # checked like tool arguments (decision #4)
-            prompts = {p["name"]: _prompt_schema(p) for p in await client.list_prompts()}
-            if args.name not in prompts:
-                raise _unknown("prompt", args.name, list(prompts), client.name)
-            problem = _argument_problem(arguments, prompts[args.name]["inputSchema"], strict_keys=True)
+            prompt = (await _entries(client, "prompt", args.name))[1][args.name]
+            problem = _argument_problem(arguments, prompt["inputSchema"], strict_keys=True)
             if problem:
-                raise _UsageError(f"{args.name}: {problem}; usage: {_signature(prompts[args.name])}")
+                raise _UsageError(f"{args.name}: {problem}; usage: {_signature(prompt)}")
         out.wait(f"waiting for {args.name}")
         result = await client.get_prompt(args.name, arguments or None)
         if args.json:
