@@ -5359,6 +5359,7 @@ class _Terminal:
         import termios
         async with self.lock:
             doing, saved = self.out.doing, None
+            self.out.clear()   # a question is output: ask's tool line above it stays as it is
             self.out.wait("")
             try:
                 saved = termios.tcgetattr(self.reader)
@@ -5444,7 +5445,8 @@ def _add_globals(p: Any, suppress: Any, shown: bool) -> None:
     """Global options are accepted before or after the command: they also live on a parent
     parser shared by every subcommand (not ``shown`` in its help), with defaults suppressed
     there so neither place wins by accident. Options that accumulate (--config, -H, -e, -v)
-    get their own dest after the command, merged in main()."""
+    get their own dest after the command, merged in main(): argparse would otherwise let the
+    subcommand's value replace the other."""
     d = (lambda v: v) if shown else (lambda v: suppress)
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 

@@ -41,8 +41,9 @@ def test_confirm_shows_the_whole_call_and_asks(tmp_path, config, typed, ran):
     assert bool(tool_calls_received(tmp_path)) == ran
     tool_message = model.bodies[1]["messages"][-1]["content"]
     assert ("declined" in tool_message) != ran
-    if ran:
+    if ran:   # the call's line, then the question: its time comes on a line of its own
         assert "→ fake.echo city=xxxx" in s.text and "… [1160 more characters] n=1 …" in s.text
+        assert "\x1b[A" not in s.text
 
 
 def test_tool_lines_and_the_status_line_on_the_terminal(tmp_path, config):
