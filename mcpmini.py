@@ -221,6 +221,8 @@ INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})   # M
 MAX_BRIDGE_BODY = 4 << 20       # a request body `bridge --listen` accepts
 
 # Command line
+STATUS_DELAY = 1.0              # a wait longer than this shows the status line (on a terminal)
+STATUS_TICK = 0.25              # how often the status line is redrawn
 EXIT_CODES = {"remote": 1, "tool": 1, "agent": 1, "usage": 2, "config": 2, "connection": 3,
               "protocol": 3, "auth": 4, "timeout": 124, "interrupted": 130}
 # Characters a server or a model could use against a terminal or a reader: C0 controls (but
@@ -569,6 +571,13 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
+def _did_you_mean(name: str, names: list[str]) -> str:
+    """``; did you mean 'x'?`` with the closest of ``names`` (up to three), or ""."""
+    import difflib
+    close = difflib.get_close_matches(name, names, 3, 0.6)
+    return f"; did you mean {' or '.join(repr(_visible(c, True)) for c in close)}?" if close else ""
+
+
 def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False,
                       json_hint: str = "", noun: str = "argument") -> str | None:
     """What is wrong with ``arguments`` at the schema's top level (required, types, enum,
@@ -577,7 +586,6 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     whenever it lists ``properties`` without allowing more. Keywords that cannot be used here
     (``$ref`` among them) are passed over; ``json_hint`` follows a wrong object or array.
     ``noun`` names the keys ("key" when checking structuredContent)."""
-    import difflib
     schema = schema if isinstance(schema, dict) else {}
     props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
     required = schema.get("required") if isinstance(schema.get("required"), list) else []
@@ -591,10 +599,8 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
                           and "patternProperties" not in schema):
         for key in arguments:
             if key not in props:
-                close = difflib.get_close_matches(key, list(props), 1, 0.6)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                return (f"unknown {noun} {key!r}{hint} (the schema allows: "
-                        f"{', '.join(props) or f'no {noun}s'})")
+                return (f"unknown {noun} {key!r}{_did_you_mean(key, list(props))} (the schema "
+                        f"allows: {', '.join(props) or f'no {noun}s'})")
     for name, value in arguments.items():
         prop = props.get(name)
         if not isinstance(prop, dict) or "$ref" in prop:
@@ -4175,6 +4181,9 @@ class Client:
         await self._session.notify(method, params)
 
 
+def _cached_tool_names(server: ServerConfig) -> list[str]: return []  # placeholder (list cache helper)
+
+
 def result_text(result: JSON) -> str:
     """A tool result as text for people: text blocks joined, other blocks summarised,
     ``structuredContent`` as JSON when there is no text."""
@@ -4378,14 +4387,46 @@ def _is_trusted(path: str, digest: str) -> bool:
                for r in _approvals())
 
 
-def _approve(path: str, digest: str) -> None:
+def _entry_digests(servers: dict[str, ServerConfig]) -> dict[str, str]:
+    return {name: hashlib.sha256(json.dumps(dataclasses.asdict(dataclasses.replace(s, source=None)),
+                                            sort_keys=True).encode()).hexdigest()
+            for name, s in servers.items()}
+
+
+def _approve(path: str, digest: str, servers: dict[str, ServerConfig]) -> None:
     """Record a project file as approved (its path, real path and the SHA-256 of the bytes
-    that were shown to the user)."""
+    that were shown to the user; a digest per entry tells later what changed)."""
     found = os.path.abspath(path)
     records = [r for r in _approvals() if r.get("path") != found]
     records.append({"path": found, "realpath": os.path.realpath(path), "sha256": digest,
+                    "servers": _entry_digests(servers),
                     "approved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     _write_json(_trust_path(), records)
+
+
+def _trust_news(path: str, servers: dict[str, ServerConfig]) -> str:
+    """What is new in a project file that is not approved: ``not yet approved``, or ``changed
+    since you approved it`` and the entries added, removed or changed."""
+    record = next((r for r in _approvals() if r.get("path") == os.path.abspath(path)), None)
+    if record is None:
+        return "not yet approved"
+    old, new = record.get("servers"), _entry_digests(servers)
+    if not isinstance(old, dict):
+        return "changed since you approved it"
+    changes = [f"{how} {', '.join(names)}" for how, names in (
+        ("added", [n for n in new if n not in old]), ("removed", [n for n in old if n not in new]),
+        ("changed", [n for n in new if n in old and old[n] != new[n]])) if names]
+    return f"changed since you approved it ({'; '.join(changes) or 'formatting only'})"
+
+
+def _config_paths(files: list[str] | None, cwd: str | None = None) -> list[tuple[str, str]]:
+    """Every file load_config looks for, found or not, lowest precedence first, with its
+    origin: ``user``, ``project`` or ``explicit`` ($MCPMINI_CONFIG, then ``files``)."""
+    found = [(os.path.join(_user_dir("config"), "mcp.json"), "user")]
+    found += [(os.path.join(cwd or os.getcwd(), name), "project") for name in (".mcp.json", "mcp.json")]
+    if os.environ.get("MCPMINI_CONFIG"):
+        found.append((os.environ["MCPMINI_CONFIG"], "explicit"))
+    return found + [(p, "explicit") for p in files or []]
 
 
 def _project_files(cwd: str) -> list[str]:
@@ -4550,16 +4591,8 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
     Entries of unapproved project files come back with ``trusted=False`` and never shadow a
     trusted entry. A broken discovered file is skipped with a warning; a broken explicit one
     is a ConfigError."""
-    cwd = cwd or os.getcwd()
-    found: list[tuple[str, str]] = []   # (path, "user" | "project" | "explicit")
-    if discover:
-        user = os.path.join(_user_dir("config"), "mcp.json")
-        if os.path.isfile(user):
-            found.append((user, "user"))
-        found += [(p, "project") for p in _project_files(cwd)]
-    if os.environ.get("MCPMINI_CONFIG"):
-        found.append((os.environ["MCPMINI_CONFIG"], "explicit"))
-    found += [(p, "explicit") for p in files or []]
+    found = [(p, origin) for p, origin in _config_paths(files, cwd)
+             if origin == "explicit" or (discover and os.path.isfile(p))]
     explicit = {os.path.realpath(p) for p, origin in found if origin == "explicit"}
     found = [(p, o) for p, o in found if o == "explicit" or os.path.realpath(p) not in explicit]
     trusted: dict[str, ServerConfig] = {}
@@ -4578,9 +4611,6 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
             log.warning("%s; skipped", exc)
             continue
         if origin == "project" and not _is_trusted(path, digest):
-            if servers:
-                log.warning("%s is not approved, so its servers (%s) are skipped; review it and "
-                            "run: mcpmini trust %s", path, ", ".join(servers), shlex.quote(path))
             for name, server in servers.items():
                 untrusted[name] = dataclasses.replace(server, trusted=False)
             continue
@@ -5337,7 +5367,7 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
     ``"required"``, ``"none"``, or a tool the model must call (its MCP name, ``server/tool``
     or function name); after a step with calls it is ``"auto"``; a server that refuses the
     field gets no more of it. Stops after ``max_steps`` model requests with an error of kind
-    ``agent``.
+    ``agent``; ``request`` (a model request starts) is reported before each one.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools``
     (function name -> server and MCP name), ``messages`` (as last sent, plus the answer),
@@ -5405,11 +5435,9 @@ def _tool_choice(choice: str, aliases: dict[str, tuple[str, str]]) -> Any:
     found = [a for a in aliases if a == choice] or [
         a for a, (server, tool) in aliases.items() if choice in (tool, f"{server}/{tool}")]
     if len(found) != 1:
-        import difflib
         names = [t for _, t in aliases.values()] + [f"{s}/{t}" for s, t in aliases.values()]
-        close = difflib.get_close_matches(choice, names, 3, 0.5)
         why = (f"names {len(found)} tools; name it as server/tool" if found else "is no offered "
-               "tool" + (f"; did you mean {', '.join(close)}?" if close else ""))
+               "tool" + _did_you_mean(choice, names))
         raise ConfigError(f"tool_choice {choice!r} {why} (or use auto, required or none)")
     return {"type": "function", "function": {"name": found[0]}}
 
@@ -5458,6 +5486,7 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
             record["retries"].append(info)
             _emit(on_event, "fallback" if "fallback" in info else "retry", **info)
 
+        _emit(on_event, "request", step=step)
         reply = await endpoint.complete(messages, tools, on_text, on_retry)
         record["seconds"] = round(time.monotonic() - began, 3)
         record["finish_reason"] = reply.finish_reason
@@ -6051,136 +6080,318 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
 # line on stderr and the exit code of its kind.
 
 
-class _Output:
-    """Where the CLI writes: results to stdout, diagnostics to stderr (one line each)."""
+def _isatty(stream: Any) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)())
 
-    def __init__(self, json_mode: bool) -> None:
-        self.json_mode = json_mode
+
+def _columns(stream: Any) -> int:
+    """The width of the terminal that ``stream`` is; 0 when it is none."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if _isatty(stream) else 0
+    except (OSError, ValueError):
+        return 0
+
+
+class _Output:
+    """Where the CLI writes: results on stdout, diagnostics on stderr and, on a terminal, one
+    self-erasing status line (what is awaited, for how long, the server's latest progress),
+    erased before anything else is written. Colour and the status line are off with
+    TERM=dumb, NO_COLOR or --no-color (decision #13); FORCE_COLOR turns colour on."""
+
+    def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
+        self.json_mode, self.no_color, self.quiet = json_mode, no_color, quiet
+        self.doing, self.since, self.progress, self.drawn = "", 0.0, "", ""
+        self.timer: asyncio.TimerHandle | None = None
+        self.last_call: Any = None      # the call of ask whose line was written last
+        self.warned: set[str] = set()   # project files warned about in this command
+        self.terminal: _Terminal | None | bool = False   # False: not opened yet
+
+    plain = property(lambda self: bool(self.no_color or os.environ.get("NO_COLOR"))
+                     or os.environ.get("TERM") == "dumb")
+    live = property(lambda self: _isatty(sys.stderr) and not (self.plain or self.quiet or self.json_mode),
+                    doc="The status line and ask's tool lines are shown.")
+
+    def paint(self, text: str, style: str, stream: Any) -> str:
+        forced = os.environ.get("FORCE_COLOR", "0") not in ("", "0") and not (
+            self.no_color or os.environ.get("NO_COLOR"))
+        return f"\x1b[{style}m{text}\x1b[0m" if forced or (_isatty(stream) and not self.plain) else text
+
+    def put(self, stream: Any, text: str) -> None:
+        stream.write(text)
+        stream.flush()
+
+    def clear(self, keep: bool = False) -> None:
+        """Erase the status line before output (which, unless ``keep``, ends ask's tool line)."""
+        self.last_call = self.last_call if keep else None
+        if self.drawn:
+            self.drawn = ""
+            self.put(sys.stderr, "\r\x1b[K")
 
     def result(self, text: str) -> None:
-        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-        sys.stdout.flush()
+        self.clear()
+        self.put(sys.stdout, text if text.endswith("\n") or not text else text + "\n")
 
     def error(self, message: str, kind: str, **extra: Any) -> None:
+        self.clear()
         message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
-        sys.stderr.write(f"mcpmini: error: {message}\n")
-        if self.json_mode:
-            sys.stderr.write(_json_text({"error": {"kind": kind, "message": message, **extra}}, None) + "\n")
-        sys.stderr.flush()
+        as_json = _json_text({"error": {"kind": kind, "message": message, **extra}}, None) + "\n"
+        self.put(sys.stderr, f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}\n"
+                 + as_json * self.json_mode)
 
     def note(self, message: str) -> None:
-        sys.stderr.write(_redact(_visible(message)) + "\n")
-        sys.stderr.flush()
+        self.clear()
+        self.put(sys.stderr, _redact(_visible(message)) + "\n")
+
+    def wait(self, doing: str) -> None:
+        """From now on the status line says ``doing`` (shown after STATUS_DELAY), or nothing."""
+        self.clear(keep=True)
+        self.doing, self.since, self.progress = doing, time.monotonic(), ""
+        if doing and self.live and self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
+
+    def on_progress(self, params: JSON) -> str:
+        """The server's latest notifications/progress (``1/2 50% message``), for the status line."""
+        value, total, message = (params.get(k) for k in ("progress", "total", "message"))
+        number = lambda v: _json_type(v) in ("integer", "number")  # noqa: E731
+        text = f" {value:g}" if number(value) else " ?"
+        if number(value) and number(total) and total > 0:
+            text += f"/{total:g} {min(max(value / total, 0), 1):.0%}"
+        self.progress = text + (f" {message}" if isinstance(message, str) else "")
+        if self.drawn:
+            self._draw()
+        return self.progress
+
+    def _tick(self) -> None:
+        self.timer = None
+        if self.doing and self.live:
+            self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
+            if time.monotonic() - self.since >= STATUS_DELAY:
+                self._draw()
+
+    def _draw(self) -> None:
+        width = _columns(sys.stderr) - 1
+        text = f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}"
+        text = _redact(_visible(text, True))
+        text = text if len(text) <= width else text[:width - 1] + "…"
+        if text != self.drawn:   # never wider than the terminal, so that "\r" erases it
+            self.put(sys.stderr, f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")
+            self.drawn = text
+
+    def tty(self) -> _Terminal | None:
+        """The terminal to ask questions on, opened once; None when there is none."""
+        if self.terminal is False:
+            try:
+                self.terminal = _Terminal(self)
+            except OSError:
+                self.terminal = None
+        return self.terminal or None
+
+    def close(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.clear()
+        if self.terminal:
+            self.terminal.close()
+
+
+class _Terminal:
+    """The controlling terminal, where every question that needs a typed answer is asked
+    (decision #12), even while stdin and stdout carry data: ``/dev/tty`` opened for reading
+    and for writing apart, unbuffered (one text-mode "r+" file fails: a tty cannot seek).
+    While an answer is typed, CR counts as LF, Ctrl-C ends the line instead of the run, and
+    an answer ended by Ctrl-C or Ctrl-D is declined (None); the read waits in a daemon thread,
+    so a pending question never holds up the exit."""
+
+    def __init__(self, out: _Output) -> None:
+        flags = getattr(os, "O_NOCTTY", 0)
+        self.reader, self.writer = (os.open("/dev/tty", mode | flags) for mode in (os.O_RDONLY, os.O_WRONLY))
+        self.out, self.lock = out, asyncio.Lock()
+
+    def close(self) -> None:
+        for fd in (self.reader, self.writer):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def write(self, text: str) -> None:
+        os.write(self.writer, _redact(text).encode("utf-8", "backslashreplace"))
+
+    async def ask(self, prompt: str) -> str | None:
+        """``prompt`` (made safe to show by the caller), then one answer; None when declined."""
+        import termios
+        async with self.lock:
+            doing, saved = self.out.doing, None
+            self.out.clear()   # a question is output: ask's tool line above it stays as it is
+            self.out.wait("")
+            try:
+                saved = termios.tcgetattr(self.reader)
+                mode = [saved[0] | termios.ICRNL | getattr(termios, "IUTF8", 0), *saved[1:3],
+                        saved[3] & ~termios.ISIG | termios.ICANON | termios.ECHO, *saved[4:6], list(saved[6])]
+                mode[6][termios.VEOL] = b"\x03"   # Ctrl-C ends the line, as a character
+                termios.tcsetattr(self.reader, termios.TCSANOW, mode)
+                self.write(prompt)
+                line = await _in_daemon_thread(os.read, self.reader, 4096)
+            except (OSError, termios.error):
+                line = b""
+            finally:   # also when cancelled: the terminal gets its modes back
+                if saved is not None:
+                    with contextlib.suppress(termios.error):
+                        termios.tcsetattr(self.reader, termios.TCSANOW, saved)
+                self.out.wait(doing)
+            if not line.endswith(b"\n"):
+                self.write("\n")
+                return None
+            return line[:-1].decode("utf-8", "replace")
+
+    async def yes(self, prompt: str) -> bool:
+        """A y/N question: only y or yes is a yes."""
+        return (await self.ask(f"{prompt} [y/N] ") or "").strip().lower() in ("y", "yes")
 
 
 class _LogHandler(logging.Handler):
-    """Log records on stderr, secrets redacted and control characters made visible."""
+    """Log records on stderr (through _Output), secrets redacted, control characters made visible."""
+
+    def __init__(self, out: _Output) -> None:
+        super().__init__()
+        self.out = out
 
     def emit(self, record: logging.LogRecord) -> None:
-        try:
-            text = record.getMessage()
-            if record.name == "mcpmini.server":
-                line = f"mcpmini: [stderr] {text}"
-            else:
-                line = f"mcpmini: {record.levelname.lower()}: {text}"
-            sys.stderr.write(_redact(_visible(line)) + "\n")
-        except Exception:  # never let logging break a run
-            pass
+        with contextlib.suppress(Exception):  # never let logging break a run
+            where = "[stderr]" if record.name == "mcpmini.server" else f"{record.levelname.lower()}:"
+            self.out.note(f"mcpmini: {where} {record.getMessage()}")
 
 
 def _build_parser() -> Any:
+    """Global options (before or after the command) under one heading of the top-level help,
+    and a subparser per command; ``.commands`` maps names to subparsers and ``.options`` each
+    option of a parser to whether it takes a value (for completion)."""
     import argparse  # here, so that `import mcpmini` stays cheap
 
     class Parser(argparse.ArgumentParser):
+        options = property(lambda self: {o: a.nargs != 0 for a in self._actions for o in a.option_strings})
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+
         def error(self, message: str) -> Any:
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
 
-    # Global options are accepted before or after the command: they live on a parent parser
-    # shared by every subcommand, with defaults suppressed there so neither place wins by accident.
-    # Options that accumulate (--config, -H, -e, -v) get their own dest after the command,
-    # merged in main(): argparse would otherwise let the subcommand's value replace the other.
-    def add_globals(p: argparse.ArgumentParser, suppress: bool) -> None:
-        d = (lambda v: argparse.SUPPRESS) if suppress else (lambda v: v)
-        after = "_after" if suppress else ""
-        g = p.add_argument_group("global options")
-        g.add_argument("--config", action="append", metavar="FILE", default=d([]), dest="config" + after,
-                       help="a config file (repeatable; later files win)")
-        g.add_argument("--timeout", type=float, metavar="S", default=d(None),
-                       help=f"seconds per request and for connecting (default {DEFAULT_TIMEOUT:g})")
-        g.add_argument("--protocol", choices=("auto", MODERN_VERSION, "legacy"), default=d(None),
-                       help="protocol era (default auto: probe with server/discover)")
-        g.add_argument("-H", "--header", action="append", metavar="'NAME: VALUE'", default=d([]),
-                       dest="header" + after, help="an HTTP header for the server (repeatable)")
-        g.add_argument("-e", "--env", action="append", metavar="KEY=VALUE", default=d([]),
-                       dest="env" + after, help="an environment variable for the server process (repeatable)")
-        g.add_argument("--accept-defaults", action="store_true", default=d(False),
-                       help="answer the server's form questions with their defaults")
-        g.add_argument("--json", action="store_true", default=d(False),
-                       help="print whole results (and errors on stderr) as JSON")
-        g.add_argument("--trace", action="store_true", default=d(False),
-                       help="print every JSON-RPC message on stderr (cut; -vv prints them whole)")
-        g.add_argument("-v", "--verbose", action="count", default=d(0), dest="verbose" + after,
-                       help="show server stderr, the era negotiated and why, progress (-vv: debug)")
-
-    parser = Parser(prog="mcpmini", description="A one-file MCP client: list and call tools, read "
-                    "resources and prompts of any MCP server.",
-                    epilog="SERVER is a configured name, an http(s):// URL, or a command line in "
-                    "quotes (e.g. \"python3 examples/weather_server.py\"). Exit codes: 0 ok, 1 the "
-                    "server reported a failure, 2 usage/config, 3 connection/protocol, 4 auth, "
-                    "124 timeout, 130 interrupted.")
+    parser = Parser(prog="mcpmini", description="A one-file MCP client: list and call tools, read resources "
+                    "and prompts of any MCP server,\nor let a model use them.", epilog="SERVER is a "
+                    "configured name, an http(s):// URL, or a command line in quotes.\nExit codes: 0 ok, "
+                    "1 the server reported a failure, 2 usage/config, 3 connection/protocol,\n4 auth, "
+                    "124 timeout, 130 interrupted. Shell completion: eval \"$(mcpmini completion bash)\"")
     parser.add_argument("--version", action="version", version=f"mcpmini {__version__}")
-    add_globals(parser, suppress=False)
+    _add_globals(parser, argparse.SUPPRESS, shown=True)
     common = Parser(add_help=False)
-    add_globals(common, suppress=True)
+    _add_globals(common, argparse.SUPPRESS, shown=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    parser.commands = {}
 
-    def command(name: str, help: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, description=help, parents=[common])
-
-    command("info", "era and why, protocol version, server info, capabilities, "
-            "instructions").add_argument("server", metavar="SERVER")
-    command("servers", "configured servers, where they come from, and their login state")
-    p = command("login", "log in to an OAuth-protected HTTP server (opens a browser)")
-    p.add_argument("server", metavar="SERVER")
-    p.add_argument("--no-browser", action="store_true", help="print the address to open and read the "
-                   "address the browser ends on from stdin (for SSH: ssh -L PORT:127.0.0.1:PORT)")
-    p.add_argument("--scope", metavar="SCOPE", help="the scopes to ask for (default: what the server says)")
-    p.add_argument("--callback-port", type=int, metavar="N", help="loopback port of the redirect "
-                   f"address (default {OAUTH_CALLBACK_PORT}; a free one if taken)")
-    p = command("logout", "forget the OAuth tokens of a server")
-    p.add_argument("server", metavar="SERVER")
-    p.add_argument("--forget-client", action="store_true",
-                   help="also forget the client registration at its authorization server")
-    command("tools", "a server's tools with their signatures").add_argument("server", metavar="SERVER")
-    p = command("call", "call a tool: key=value (schema-typed), key:=JSON, key=@file, "
-                "key:=@file.json, a JSON object, or - for stdin")
-    p.add_argument("server", metavar="SERVER")
-    p.add_argument("tool", metavar="TOOL")
-    p.add_argument("arguments", nargs="*", metavar="ARG")
-    command("resources", "a server's resources").add_argument("server", metavar="SERVER")
-    command("templates", "a server's resource templates").add_argument("server", metavar="SERVER")
-    p = command("read", "read a resource")
-    p.add_argument("server", metavar="SERVER")
-    p.add_argument("uri", metavar="URI")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the contents to FILE (raw bytes)")
-    command("prompts", "a server's prompts").add_argument("server", metavar="SERVER")
-    p = command("prompt", "get a prompt, with key=value arguments")
-    p.add_argument("server", metavar="SERVER")
-    p.add_argument("name", metavar="NAME")
-    p.add_argument("arguments", nargs="*", metavar="KEY=VALUE")
-    p = command("trust", "approve the project config file of this directory")
-    p.add_argument("file", nargs="?", metavar="FILE")
-    p.add_argument("--yes", action="store_true", help="approve without asking")
+    def command(name: str, help: str, *examples: str, server: bool = False) -> Any:
+        lines = "".join(f"\n  mcpmini {e}" for e in examples)
+        parser.commands[name] = p = sub.add_parser(name, help=help, description=help, parents=[common],
+                                                   epilog=f"examples:{lines}\n\n" * bool(examples)
+                                                   + "Global options go before or after the command: "
+                                                   "see mcpmini --help.")
+        if server:
+            p.add_argument("server", metavar="SERVER", help="a configured name, an http(s):// URL, or a "
+                           "command line in quotes")
+        return p
+    _add_commands(command)
     _add_ask_parser(command)
     _add_bridge_parser(command)
     _add_check_parser(command, sub)
     return parser
 
 
-def _add_bridge_parser(command: Callable[[str, str], Any]) -> None:
+def _add_globals(p: Any, suppress: Any, shown: bool) -> None:
+    """Global options are accepted before or after the command: they also live on a parent
+    parser shared by every subcommand (not ``shown`` in its help), with defaults suppressed
+    there so neither place wins by accident. Options that accumulate (--config, -H, -e, -v)
+    get their own dest after the command, merged in main(): argparse would otherwise let the
+    subcommand's value replace the other."""
+    d = (lambda v: v) if shown else (lambda v: suppress)
+    after, g = "" if shown else "_after", p.add_argument_group("global options")
+
+    def add(*names: str, help: str, **kwargs: Any) -> None:
+        g.add_argument(*names, help=help if shown else suppress, **kwargs)
+    add("--config", action="append", metavar="FILE", default=d([]), dest="config" + after,
+        help="a config file (repeatable; later files win)")
+    add("--timeout", type=float, metavar="S", default=d(None),
+        help=f"seconds per request and for connecting (default {DEFAULT_TIMEOUT:g})")
+    add("--protocol", choices=("auto", MODERN_VERSION, "legacy"), default=d(None),
+        help="protocol era (default auto: probe with server/discover)")
+    add("-H", "--header", action="append", metavar="'NAME: VALUE'", default=d([]),
+        dest="header" + after, help="an HTTP header for the server (repeatable)")
+    add("-e", "--env", action="append", metavar="KEY=VALUE", default=d([]), dest="env" + after,
+        help="an environment variable for the server process (repeatable)")
+    add("--accept-defaults", action="store_true", default=d(False),
+        help="answer the server's form questions with their defaults")
+    add("--json", action="store_true", default=d(False), help="print whole results (and errors) as JSON")
+    add("--quiet", action="store_true", default=d(False), help="no status line or tool-call lines")
+    add("--no-color", action="store_true", default=d(False), help="no colour (also: NO_COLOR=1)")
+    add("--trace", action="store_true", default=d(False),
+        help="print every JSON-RPC message on stderr (cut; -vv prints them whole)")
+    add("-v", "--verbose", action="count", default=d(0), dest="verbose" + after,
+        help="show server stderr, the era negotiated and why, progress (-vv: debug)")
+
+
+def _add_commands(command: Callable[..., Any]) -> None:
+    """Every command but ``ask``, with its positionals and two or three examples."""
+    import argparse
+    command("info", "era and why, protocol version, server info, capabilities, instructions",
+            "info \"python3 examples/weather_server.py\"", "info http://127.0.0.1:8000/mcp --json",
+            server=True)
+    for name, what, verb in (("tools", "TOOL", "call"), ("prompts", "PROMPT", "prompt")):
+        one = "get_forecast" if verb == "call" else "umbrella_advice"
+        command(name, f"a server's {name} as calls to copy, or one in full", f"{name} weather",
+                f"{name} weather {one}", f"{name} weather --json", server=True).add_argument(
+                    "name", nargs="?", metavar=what, help="show this one in full")
+    p = command("call", "call a tool", "call weather get_forecast city=Hangzhou",
+                "call weather get_forecast '{\"city\": \"Hangzhou\"}' --json",
+                "call ./server.py upload file=@notes.txt tags:='[\"a\"]'", server=True)
+    p.add_argument("tool", metavar="TOOL", help="the tool's name (see: mcpmini tools SERVER)")
+    p.add_argument("arguments", nargs="*", metavar="ARG", help="key=value (typed by the schema), "
+                   "key:=JSON, key=@file, key:=@file.json, one JSON object, or - for one on stdin")
+    p.add_argument("--no-validate", action="store_true", help="send exactly what was typed: no "
+                   "schema typing or checks (for servers whose schemas are wrong)")
+    command("resources", "a server's resources", "resources weather", server=True)
+    command("templates", "a server's resource templates", "templates weather", server=True)
+    p = command("read", "read a resource", "read weather weather://cities",
+                "read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
+    p.add_argument("uri", metavar="URI", help="the resource's URI (see: mcpmini resources SERVER)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the contents to FILE (raw bytes)")
+    p = command("prompt", "get a prompt", "prompt weather umbrella_advice city=Hangzhou", server=True)
+    p.add_argument("name", metavar="PROMPT", help="the prompt's name (see: mcpmini prompts SERVER)")
+    p.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="the prompt's arguments")
+    p.add_argument("--no-validate", action="store_true", help="send the arguments unchecked")
+    command("servers", "configured servers, where they come from, and their login state",
+            "servers", "--config team.json servers --json")
+    p = command("login", "log in to an OAuth-protected HTTP server (opens a browser)",
+                "login linear", "login https://example.com/mcp --no-browser", server=True)
+    p.add_argument("--no-browser", action="store_true", help="print the address to open and read the "
+                   "address the browser ends on from stdin (for SSH: ssh -L PORT:127.0.0.1:PORT)")
+    p.add_argument("--scope", metavar="SCOPE", help="the scopes to ask for (default: what the server says)")
+    p.add_argument("--callback-port", type=int, metavar="N", help="loopback port of the redirect "
+                   f"address (default {OAUTH_CALLBACK_PORT}; a free one if taken)")
+    p = command("logout", "forget the OAuth tokens of a server", "logout linear",
+                "logout linear --forget-client", server=True)
+    p.add_argument("--forget-client", action="store_true",
+                   help="also forget the client registration at its authorization server")
+    p = command("trust", "show, then approve the project config file of this directory",
+                "trust", "trust mcp.json --yes")
+    p.add_argument("file", nargs="?", metavar="FILE", help="the file (default: ./.mcp.json or ./mcp.json)")
+    p.add_argument("--yes", action="store_true", help="approve without asking")
+    p = command("completion", "print a shell completion script", "completion bash >> ~/.bashrc",
+                "completion fish > ~/.config/fish/completions/mcpmini.fish")
+    p.add_argument("shell", nargs="?", choices=("bash", "zsh", "fish"))
+    p.add_argument("--line", help=argparse.SUPPRESS)   # from the script: the command line to complete
+
+
+def _add_bridge_parser(command: Callable[..., Any]) -> None:
     p = command("bridge", "serve SERVER to other MCP clients on stdio (or loopback HTTP), "
-                "translating between the protocol eras")
-    p.add_argument("server", metavar="SERVER")
+                "translating between the protocol eras", "bridge https://example.com/mcp",
+                "bridge --listen 8800 \"python3 examples/weather_server.py\"", server=True)
     p.add_argument("--eager", action="store_true", help="connect to SERVER at once, not at the first request")
     p.add_argument("--login", action="store_true", help="when SERVER needs an OAuth login, run it "
                    "on this terminal (otherwise the request fails: run mcpmini login SERVER)")
@@ -6193,10 +6404,12 @@ def _add_bridge_parser(command: Callable[[str, str], Any]) -> None:
                    help="let --listen bind an address that is not loopback")
 
 
-def _add_ask_parser(command: Callable[[str, str], Any]) -> None:
-    """``ask``: added by _build_parser through its ``command(name, help)`` factory."""
+def _add_ask_parser(command: Callable[..., Any]) -> None:
+    """``ask``: added by _build_parser through its ``command(name, help, *examples)`` factory."""
     p = command("ask", "answer a question with a model (any OpenAI-compatible Chat Completions "
-                "endpoint) that may call the tools of the configured servers")
+                "endpoint) that may call the tools of the configured servers",
+                "ask \"umbrella in Hangzhou tomorrow?\" --model gpt-4.1-mini",
+                "ask \"...\" --server weather --base-url http://localhost:11434/v1 --model qwen3 --confirm")
     p.add_argument("question", metavar="QUESTION", help="the question ('-' reads it from stdin)")
     p.add_argument("--server", dest="servers", action="append", default=[], metavar="NAME",
                    help="use this server (repeatable; default: every approved configured server); "
@@ -6259,7 +6472,33 @@ def _configured(args: Any) -> dict[str, ServerConfig]:
     return load_config(args.config)
 
 
-def _resolve_server(spec: str, args: Any) -> ServerConfig:
+def _unknown(what: str, name: str, names: list[str], owner: str) -> _UsageError:
+    """A name missing from the server's own list (decision #5), with the closest ones."""
+    hint = _did_you_mean(name, names) or f"; it has: {', '.join(sorted(names))[:300] or 'none'}"
+    return _UsageError(f"{owner} has no {what} {name!r}{hint}")
+
+
+def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
+    """Warn, once per command and file, about each discovered project file that is not
+    approved and defines one of ``names`` (None: any)."""
+    explicit = {os.path.realpath(p) for p, origin in _config_paths(args.config) if origin == "explicit"}
+    for path in _project_files(os.getcwd()):
+        with contextlib.suppress(ConfigError):   # a broken file was warned about already
+            servers, digest = _parse_config(path)
+            if not (path in out.warned or os.path.realpath(path) in explicit or _is_trusted(path, digest)) \
+                    and (names is None or set(names) & set(servers)):
+                out.warned.add(path)
+                out.note(f"mcpmini: warning: not using {', '.join(servers)}: {_trust_text(path)}")
+
+
+def _trust_text(path: str) -> str:
+    """``PATH is not yet approved (or: changed since...); review it, then run: mcpmini trust``."""
+    first = next(iter(_project_files(os.getcwd())), None)
+    return (f"{path} is {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
+            + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
+
+
+def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
     """A configured name, an http(s) URL, or a command line (anything with a space or '/')."""
     servers = _configured(args)
     headers = _literal(_pairs(args.header, ":", "header"))
@@ -6267,8 +6506,9 @@ def _resolve_server(spec: str, args: Any) -> ServerConfig:
     if spec in servers:
         server = servers[spec]
         if not server.trusted:
-            raise ConfigError(f"server {spec!r} is defined in {server.source}, which is not approved; "
-                              f"review it, then run: mcpmini trust {shlex.quote(server.source or '')}")
+            raise ConfigError(f"server {spec!r} is not used: {_trust_text(server.source or '')}")
+        if os.path.realpath(server.source or "") == os.path.realpath(_config_paths(None)[0][0]):
+            _trust_warning(args, out, [spec])   # the user's entry: a project one would win once approved
         return dataclasses.replace(server, headers={**server.headers, **headers}, env={**server.env, **env})
     if re.match(r"(?i)https?://", spec):
         return ServerConfig(name=spec, url=spec.replace("$", "$$"), headers=headers)
@@ -6281,10 +6521,13 @@ def _resolve_server(spec: str, args: Any) -> ServerConfig:
             raise _UsageError("the server command line is empty")
         argv = [a.replace("$", "$$") for a in argv]
         return ServerConfig(name=os.path.basename(argv[0]), command=argv[0], args=argv[1:], env=env)
-    names = ", ".join(n for n, s in servers.items() if s.trusted) or "none"
-    raise _UsageError(f"unknown server {spec!r}: not a configured name (configured: {names}), "
-                      "not an http(s) URL, and not a command line (quote it, e.g. "
-                      "\"python3 server.py\", or use ./server)")
+    names = [n for n, s in servers.items() if s.trusted]
+    searched = ", ".join(f"{p} ({'found' if os.path.isfile(p) else 'missing'})"
+                         for p, _ in _config_paths(args.config))
+    raise _UsageError(f"unknown server {spec!r}{_did_you_mean(spec, names)} (configured: "
+                      f"{', '.join(names) or 'none'}; searched {searched}); give a configured "
+                      "name, an http(s):// URL, or a command line in quotes (\"python3 server.py\", "
+                      "./server), or name a config file with --config FILE")
 
 
 def _client_for(server: ServerConfig, args: Any, out: _Output, **extra: Any) -> Client:
@@ -6293,122 +6536,118 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, **extra: Any) -> 
     timeout = args.timeout or server.timeout or DEFAULT_TIMEOUT
 
     def progress(params: JSON) -> None:
+        text = out.on_progress(params)
         if args.verbose:
-            total = f"/{params['total']:g}" if isinstance(params.get("total"), (int, float)) else ""
-            value = params.get("progress")
-            value = f"{value:g}" if isinstance(value, (int, float)) else "?"
-            out.note(f"mcpmini: progress {value}{total} {params.get('message') or ''}".rstrip())
+            out.note(f"mcpmini: progress{text}")
 
     # a login on 401 only with a human at a terminal
     extra.setdefault("auth", {"interactive": _has_terminal(), "open_browser": _default_open_browser,
                               "notify": lambda text: out.note(f"mcpmini: {text}")})
+    terminal = out.tty()
     return Client(dataclasses.replace(server, timeout=timeout, protocol=protocol), on_progress=progress,
-                  on_elicit=_tty_elicit(out), accept_defaults=args.accept_defaults,
-                  trace=_tracer(args) if args.trace else None, **extra)
+                  on_elicit=_elicitation(terminal, server) if terminal else None,
+                  accept_defaults=args.accept_defaults,
+                  trace=_tracer(args, out) if args.trace else None, **extra)
 
 
-def _tracer(args: Any) -> Callable[[str, str, Any], None]:
+def _tracer(args: Any, out: _Output) -> Callable[[str, str, Any], None]:
     whole = args.verbose >= 2
 
     def trace(label: str, direction: str, message: Any) -> None:
         text = _json_text(message, None)
         if not whole and len(text) > 400:
             text = f"{text[:400]}… ({len(text)} chars; -vv prints it whole)"
-        sys.stderr.write(_redact(f"mcpmini: trace {label} {direction} {text}") + "\n")
+        out.note(f"mcpmini: trace {label} {direction} {text}")
     return trace
 
 
 # Asking the user (elicitation, confirmation) -------------------------------------------------
 
-def _tty_elicit(out: _Output) -> Callable[[JSON], Awaitable[JSON]] | None:
-    """Answer elicitations on the terminal (through /dev/tty when stdin carries data), one
-    question at a time; None when there is no terminal (the client then declines)."""
-    try:
-        tty = open("/dev/tty", "r+", encoding="utf-8", errors="replace") if os.name == "posix" else None
-    except OSError:
-        tty = None
-    if tty is None:
-        return None
-    lock = asyncio.Lock()
-
-    def ask(prompt: str) -> str:
-        tty.write(prompt)
-        tty.flush()
-        return tty.readline().rstrip("\n")
-
-    async def ask_async(prompt: str) -> str:
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-
-        def worker() -> None:  # a daemon thread: never the default executor
-            try:
-                answer = ask(prompt)
-                loop.call_soon_threadsafe(lambda: future.done() or future.set_result(answer))
-            except Exception as exc:
-                loop.call_soon_threadsafe(lambda e=exc: future.done() or future.set_exception(e))
-        threading.Thread(target=worker, daemon=True).start()
-        return await future
-
+def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], Awaitable[JSON]]:
+    """Answer the server's questions on the terminal: a form field by field, a URL shown with
+    its host before anything is opened."""
     async def elicit(params: JSON) -> JSON:
-        async with lock:
-            message = _visible(str(params.get("message", "")))
-            if params.get("mode") == "url":
-                url = str(params.get("url", ""))
-                host = urlsplit(url).hostname or "?"
-                answer = await ask_async(f"The server asks you to open a URL (host {_visible(host)}):\n"
-                                         f"  {_visible(url)}\n{message}\nOpen it yourself, then "
-                                         "answer: done? [y/N] ")
-                return {"action": "accept" if answer.strip().lower() in ("y", "yes") else "decline"}
-            schema = params.get("requestedSchema") or {}
-            props = schema.get("properties") if isinstance(schema, dict) else {}
-            answer = await ask_async(f"The server asks: {message}\nAnswer? [y/N] ")
-            if answer.strip().lower() not in ("y", "yes"):
+        message = _visible(str(params.get("message", "")))
+        if params.get("mode") == "url":
+            url = str(params.get("url", ""))
+            if not await terminal.yes(f"mcpmini: {_visible(server.name, True)} asks you to open "
+                                      f"{_url_text(url, server.url)}\n{message}\nOpen it in your browser?"):
                 return {"action": "decline"}
-            content: JSON = {}
-            for key, prop in (props or {}).items():
-                prop = prop if isinstance(prop, dict) else {}
-                default = prop.get("default")
-                hint = f" [{default}]" if default is not None else ""
-                text = await ask_async(f"  {_visible(str(prop.get('title') or key))}{hint}: ")
-                if not text and default is not None:
-                    content[key] = default
-                elif text:
-                    content[key] = _typed_value(text, prop)
-            return {"action": "accept", "content": content}
+            try:
+                await _in_daemon_thread(_default_open_browser, url)
+            except Exception as exc:   # no browser, or a URL we refuse to hand to one
+                terminal.write(f"mcpmini: could not open it ({_visible(str(exc), True)})\n")
+                return {"action": "decline"}
+            return {"action": "accept"}
+        schema = _object(params.get("requestedSchema"))
+        props, required = _object(schema.get("properties")), _listed(schema.get("required"))
+        head = f"mcpmini: {_visible(server.name, True)} asks: {message}\n"
+        if not props:
+            return {"action": "accept" if await terminal.yes(head + "Accept?") else "decline", "content": {}}
+        head += "(Enter takes the default in [ ]; Ctrl-C or Ctrl-D declines)\n"
+        content: JSON = {}
+        for key, prop in props.items():   # "  City (string, required) — the city [Hangzhou]: "
+            prop = _object(prop)
+            facts = [_type_text(prop) + ", required" * (key in required)] + [
+                f"{_shown(o.get('const'))} = {o['title']}" for o in map(_object, _listed(prop.get("oneOf")))
+                if "title" in o]   # titled choices
+            field = _visible(f"{prop.get('title') or key} ({'; '.join(facts)})"
+                             + f" — {prop.get('description')}" * bool(prop.get("description"))
+                             + (f" [{_shown(prop['default'])}]" if "default" in prop else ""), True)
+            while True:
+                text = await terminal.ask(f"{head}  {field}: ")
+                if text is None:
+                    return {"action": "decline"}
+                head = ""
+                if text or "default" in prop:   # Enter: the default; a,b,c: a list
+                    listed = _schema_types(prop) == {"array"} and not text.lstrip().startswith("[")
+                    value = [v.strip() for v in text.split(",")] if listed and text else (
+                        _typed_value(text, prop) if text else prop["default"])
+                    head = _argument_problem({key: value}, {"properties": {
+                        key: {**prop, "enum": _choices(prop) or None}}}) or ""
+                    if not head:
+                        content[key] = value
+                        break
+                elif key in required:
+                    head = "an answer is needed"
+                else:
+                    break
+                head = f"  {head}; try again\n"
+        return {"action": "accept", "content": content}
     return elicit
 
 
-def _tty_confirm(out: _Output, tty: Any = None) -> Callable[[str, str, JSON], Awaitable[bool]] | None:
-    """Ask y/N on the terminal (``/dev/tty``, so it works while stdin carries data) before
-    each tool call, one question at a time; None when there is no terminal."""
-    if tty is None:
-        try:
-            tty = open("/dev/tty", "r+", encoding="utf-8", errors="replace") if os.name == "posix" else None
-        except OSError:
-            return None
-        if tty is None:
-            return None
-    lock = asyncio.Lock()
+def _url_text(url: str, origin: str | None) -> str:
+    """A URL to open and its host in ASCII (punycode), with a warning when the host has non-ASCII
+    characters or an xn-- label (decision #15), or is not the server's own."""
+    host, own = urlsplit(url).hostname or "", urlsplit(origin or "").hostname
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        ascii_host = host.encode("ascii", "backslashreplace").decode()
+    text = f"{_visible(url, True)}\n  host: {ascii_host}"
+    if not host.isascii() or "xn--" in ascii_host:
+        text += "\n  warning: an internationalized host (punycode above) may imitate another site"
+    return text + (f"\n  warning: not the server's own host ({own})" if own and own != host else "")
 
-    async def confirm(server: str, tool: str, arguments: JSON) -> bool:
-        async with lock:
-            shown = _json_text(arguments, None)
-            prompt = _redact(_visible(f"mcpmini: call tool {tool} of server {server} with "
-                                      f"{shown[:2000]}? [y/N] "))
-            loop = asyncio.get_running_loop()
-            future = loop.create_future()
 
-            def worker() -> None:   # a daemon thread: a blocked read never holds up exit
-                try:
-                    tty.write(prompt)
-                    tty.flush()
-                    line = tty.readline()
-                except Exception:   # the terminal went away: that is a no
-                    line = ""
-                loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
-            threading.Thread(target=worker, daemon=True).start()
-            return (await future).strip().lower() in ("y", "yes")
-    return confirm
+def _fold(value: Any, limit: int) -> Any:
+    """``value`` with each string longer than ``limit`` folded: its start, then how many
+    characters are hidden (nothing is cut without saying so)."""
+    if isinstance(value, dict):
+        return {k: _fold(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fold(v, limit) for v in value]
+    return f"{value[:limit]}… [{len(value) - limit} more characters]" if isinstance(value, str) \
+        and len(value) > limit else value
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else _json_text(value, None)
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _ask_inputs(server: ServerConfig) -> ServerConfig:
@@ -6513,28 +6752,109 @@ def _tool_arguments(items: list[str], schema: JSON, stdin: Any = None) -> JSON:
     return out
 
 
-def _signature(tool: JSON) -> str:
-    """get_forecast(city: string, days?: integer)"""
-    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = set(schema.get("required") or [])
-    params = []
-    for name, prop in props.items():
-        types = "|".join(sorted(_schema_types(prop))) or "any"
-        params.append(f"{name}{'' if name in required else '?'}: {types}")
-    return f"{tool.get('name')}({', '.join(params)})"
-
-
 def _first_line(text: Any, limit: int = 160) -> str:
     line = str(text or "").strip().split("\n", 1)[0]
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
+def _type_text(prop: Any) -> str:
+    """A (sub)schema in a signature: ``integer 1..7``, ``fast|slow``, ``string``."""
+    prop = _object(prop)
+    if _choices(prop):
+        return "|".join(map(_shown, _choices(prop)))
+    text = "|".join(sorted(_schema_types(prop))) or "any"
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if low is not None or high is not None:
+        text += f" {'' if low is None else _shown(low)}..{'' if high is None else _shown(high)}"
+    return text
+
+
+def _choices(prop: JSON) -> list[Any]:
+    """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf``."""
+    return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(prop.get("oneOf")))
+                                         if "const" in o]
+
+
+def _signature(item: JSON) -> str:
+    """``get_forecast city=<string> [days=<integer 1..7>]``: a call a user can copy."""
+    schema = _object(item.get("inputSchema"))
+    required = _listed(schema.get("required"))
+    parts = [str(item.get("name"))] + [
+        f"{name}=<{_type_text(prop)}>" if name in required else f"[{name}=<{_type_text(prop)}>]"
+        for name, prop in _object(schema.get("properties")).items()]
+    return _visible(" ".join(parts), one_line=True)
+
+
+def _prompt_schema(prompt: JSON) -> JSON:
+    """A prompt as a tool: its arguments as an object schema of strings (what they are)."""
+    arguments = [a for a in _listed(prompt.get("arguments")) if isinstance(_object(a).get("name"), str)]
+    return {**prompt, "inputSchema": {
+        "type": "object", "required": [a["name"] for a in arguments if a.get("required")],
+        "properties": {a["name"]: {"type": "string", "description": a.get("description")}
+                       for a in arguments}}}
+
+
+def _table(items: list[JSON], out: _Output) -> str:
+    """One aligned line per tool or prompt (signature, first line of its description),
+    wrapped to the terminal's width when stdout is one."""
+    import textwrap
+    width = _columns(sys.stdout)
+    rows = [(_signature(i), _visible(_first_line(i.get("description") or i.get("title"), 1000), True))
+            for i in items]
+    column = min(max((len(s) for s, _ in rows), default=0), 48, width // 2 or 48)
+    indent, lines = " " * (column + 2), []
+    for sig, text in rows:
+        head = sig + " " * (column + 2 - len(sig) if len(sig) <= column else 2)
+        if not width:
+            block = [(head + text).rstrip()]
+        elif len(sig) > column:   # a long signature: wrapped, its description under the column
+            block = textwrap.wrap(sig, width, subsequent_indent="    ", break_on_hyphens=False)
+            block += textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)
+        else:
+            block = textwrap.wrap(text, width, initial_indent=head, subsequent_indent=indent) or [sig]
+        name = sig.split(" ", 1)[0]
+        lines += [out.paint(name, "1", sys.stdout) + block[0][len(name):], *block[1:]]
+    return "\n".join(lines)
+
+
+def _detail(item: JSON, verb: str, args: Any) -> str:
+    """One tool or prompt in full: every argument, then an example command line (each required
+    argument's example, default or first choice, else a value of its type)."""
+    schema = _object(item.get("inputSchema"))
+    props, required = _object(schema.get("properties")), _listed(schema.get("required"))
+    about = _visible(str(item.get("description") or "").strip())
+    lines = [_signature(item)] + ["", about] * bool(about)
+    lines += ["", "arguments:"] * bool(props)
+    example: list[str] = []
+    for name, prop in props.items():
+        prop = _object(prop)
+        facts = [_type_text(prop)] + ["required"] * (name in required)
+        facts += [f"default {_shown(prop['default'])}"] if "default" in prop else []
+        about = " ".join(str(prop.get("description") or "").split())
+        lines.append(_visible(f"  {name:<{max(map(len, props))}}  {', '.join(facts)}"
+                              + f" — {about}" * bool(about), True))
+        values = [*_listed(prop.get("examples"))[:1], *([prop["default"]] if "default" in prop else []),
+                  *_choices(prop)[:1],
+                  *(v for t, v in (("integer", prop.get("minimum", 1)), ("number", 1.5), ("boolean", True),
+                                   ("array", []), ("object", {})) if t in _schema_types(prop)), "text"]
+        if name in required:
+            value = values[0]
+            example.append(f"{name}={value}" if isinstance(value, str) else
+                           f"{name}:={_json_text(value, None)}")
+    config = [word for path in args.config for word in ("--config", path)]
+    command = ["mcpmini", *config, verb, args.server, str(item.get("name")), *example]
+    return "\n".join([*lines, "", "example:", "  " + _visible(shlex.join(command), True)])
+
+
 # Commands ------------------------------------------------------------------------------------
 
-async def _with_client(args: Any, out: _Output, work: Callable[[Client], Awaitable[int]]) -> int:
-    server = _resolve_server(args.server, args)
+async def _with_client(args: Any, out: _Output, work: Callable[[Client], Awaitable[int]],
+                       doing: str = "") -> int:
+    """Run ``work`` with a connected client; the status line says what is awaited."""
+    server = _resolve_server(args.server, args, out)
+    out.wait(f"connecting to {_safe_url(server.url)}" if server.url else f"starting {server.name}")
     async with _client_for(server, args, out) as client:
+        out.wait(doing)
         return await work(client)
 
 
@@ -6567,6 +6887,8 @@ async def _cmd_servers(args: Any, out: _Output) -> int:
             return auth_state(server)
         except ConfigError:   # an unset ${VAR}: said when the server is used, not here
             return "?"
+    if not args.discover:
+        _trust_warning(args, out, None)
     found = _discovered() if args.discover else [(s, {}) for s in _configured(args).values()]
     rows = [{"name": s.name, "transport": s.transport,
              "target": s.url or shlex.join([s.command or "", *s.args]),
@@ -6605,11 +6927,11 @@ def _discovered() -> list[tuple[ServerConfig, JSON]]:
 
 def _has_terminal() -> bool:
     """A human may be there: stdin or stderr is a terminal."""
-    return any(getattr(stream, "isatty", lambda: False)() for stream in (sys.stdin, sys.stderr))
+    return _isatty(sys.stdin) or _isatty(sys.stderr)
 
 
 async def _cmd_login(args: Any, out: _Output) -> int:
-    server = _resolve_server(args.server, args)
+    server = _resolve_server(args.server, args, out)
     if not server.url:
         raise _UsageError(f"{args.server!r} is not an HTTP server: OAuth applies to HTTP servers only")
     if not _has_terminal():
@@ -6622,7 +6944,7 @@ async def _cmd_login(args: Any, out: _Output) -> int:
 
 
 async def _cmd_logout(args: Any, out: _Output) -> int:
-    server = _resolve_server(args.server, args)
+    server = _resolve_server(args.server, args, out)
     if not server.url:
         raise _UsageError(f"{args.server!r} is not an HTTP server")
     if logout(server, forget_client=args.forget_client):
@@ -6646,43 +6968,61 @@ def _list_command(method: str, render: Callable[[JSON], str]) -> Callable[[Any, 
             else:   # one line per item, whatever its name holds
                 out.result("\n".join(_visible(render(i), one_line=True) for i in items))
             return 0
-        return await _with_client(args, out, work)
+        return await _with_client(args, out, work, "waiting for the list")
     return handler
 
 
 def _describe(head: str, item: JSON) -> str:
     text = _first_line(item.get("description") or item.get("title"))
     return f"{head} — {text}" if text else head
-_cmd_tools = _list_command("list_tools", lambda t: _describe(_signature(t), t))
 _cmd_resources = _list_command("list_resources", lambda r: _describe(f"{r.get('uri')}  {r.get('name', '')}".rstrip(), r))
 _cmd_templates = _list_command("list_resource_templates",
                                lambda r: _describe(f"{r.get('uriTemplate')}  {r.get('name', '')}".rstrip(), r))
-_cmd_prompts = _list_command("list_prompts", lambda p: _describe(
-    f"{p.get('name')}({', '.join(str(a.get('name')) + ('' if a.get('required') else '?') for a in p.get('arguments') or [] if isinstance(a, dict))})", p))
+
+
+async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
+    """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
+    as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
+    raw = await (client.list_tools() if what == "tool" else client.list_prompts())
+    items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
+    if name is not None and name not in items:
+        raise _unknown(what, name, list(items), client.name)
+    return raw, items
+
+
+async def _catalog(args: Any, out: _Output, what: str, verb: str) -> int:
+    """``tools`` and ``prompts``: signatures to copy, one in full, or the raw list (--json)."""
+    async def work(client: Client) -> int:
+        raw, items = await _entries(client, what, args.name)
+        if args.json:
+            out.result(_json_text(next(i for i in raw if i["name"] == args.name) if args.name else raw))
+        else:
+            out.result(_detail(items[args.name], verb, args) if args.name else
+                       _table(list(items.values()), out))
+        return 0
+    return await _with_client(args, out, work, f"waiting for the {what}s")
+_cmd_tools = lambda args, out: _catalog(args, out, "tool", "call")  # noqa: E731
+_cmd_prompts = lambda args, out: _catalog(args, out, "prompt", "prompt")  # noqa: E731
 
 
 async def _cmd_call(args: Any, out: _Output) -> int:
     async def work(client: Client) -> int:
-        tools = {t.get("name"): t for t in await client.list_tools() if isinstance(t, dict)}
-        tool = tools.get(args.tool)
-        if tool is None:
-            import difflib
-            close = difflib.get_close_matches(args.tool, [n for n in tools if isinstance(n, str)], 3, 0.5)
-            hint = f"; did you mean {', '.join(close)}?" if close else f"; it has: {', '.join(sorted(map(str, tools)))[:300]}"
-            raise _UsageError(f"{client.name} has no tool {args.tool!r}{hint}")
-        schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+        schema: JSON = {}
+        if not args.no_validate:   # else exactly what was typed: strings and key:=JSON
+            schema = _object((await _entries(client, "tool", args.tool))[1][args.tool].get("inputSchema"))
         arguments = _tool_arguments(args.arguments, schema)
-        problem = _argument_problem(arguments, schema,
-                                    json_hint=" (use key:=JSON for raw JSON)")
+        problem = not args.no_validate and _argument_problem(
+            arguments, schema, strict_keys=True, json_hint=" (use key:=JSON for raw JSON)")
         if problem:
             raise _UsageError(f"{args.tool}: {problem}")
+        out.wait(f"waiting for {args.tool}")
         result = await client.call_tool(args.tool, arguments)
         out.result(_json_text(result) if args.json else _visible(result_text(result)))
         if result.get("isError") is True:
             out.error(f"tool {args.tool} reported an error (isError: true)", "tool")
             return EXIT_CODES["tool"]
         return 0
-    return await _with_client(args, out, work)
+    return await _with_client(args, out, work, "waiting for the tools")
 
 
 async def _cmd_read(args: Any, out: _Output) -> int:
@@ -6693,7 +7033,14 @@ async def _cmd_read(args: Any, out: _Output) -> int:
             raise _UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
 
     async def work(client: Client) -> int:
-        result = await client.read_resource(args.uri)
+        try:
+            result = await client.read_resource(args.uri)
+        except RemoteError as exc:   # sent anyway (decision #5); the lists only decorate the error
+            known: list[str] = []
+            with contextlib.suppress(MCPError):
+                known = [r["uri"] for r in await client.list_resources()] + [
+                    t["uriTemplate"] for t in await client.list_resource_templates()]
+            raise RemoteError(exc.code, exc.message + _did_you_mean(args.uri, known), exc.data) from None
         contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
         if args.output:
             with open(args.output, "wb") as f:
@@ -6719,14 +7066,20 @@ async def _cmd_read(args: Any, out: _Output) -> int:
                                  "use -o FILE to save it]")
             out.result(_visible("\n".join(parts)))
         return 0
-    return await _with_client(args, out, work)
+    return await _with_client(args, out, work, f"waiting for {args.uri}")
 
 
 async def _cmd_prompt(args: Any, out: _Output) -> int:
-    arguments = _pairs(args.arguments, "=", "prompt argument", secret=False) if args.arguments else None
+    arguments = _pairs(args.arguments, "=", "prompt argument", secret=False)
 
     async def work(client: Client) -> int:
-        result = await client.get_prompt(args.name, arguments)
+        if not args.no_validate:   # checked like tool arguments (decision #4)
+            prompt = (await _entries(client, "prompt", args.name))[1][args.name]
+            problem = _argument_problem(arguments, prompt["inputSchema"], strict_keys=True)
+            if problem:
+                raise _UsageError(f"{args.name}: {problem}; usage: {_signature(prompt)}")
+        out.wait(f"waiting for {args.name}")
+        result = await client.get_prompt(args.name, arguments or None)
         if args.json:
             out.result(_json_text(result))
             return 0
@@ -6738,16 +7091,16 @@ async def _cmd_prompt(args: Any, out: _Output) -> int:
                 lines.append(f"{message.get('role', '?')}: {text}")
         out.result(_visible("\n".join(lines)))
         return 0
-    return await _with_client(args, out, work)
+    return await _with_client(args, out, work, "waiting for the prompts")
 
 
-def _cmd_trust(args: Any, out: _Output) -> int:
-    """Not async: it asks on the terminal, where Ctrl-C must interrupt at once."""
+async def _cmd_trust(args: Any, out: _Output) -> int:
     path = args.file or next(iter(_project_files(os.getcwd())), None)
     if path is None:
         raise _UsageError("no .mcp.json or mcp.json in this directory; name the file: mcpmini trust FILE")
     servers, digest = _parse_config(path)   # what is shown is what gets approved
-    lines = [f"{path} ({os.path.realpath(path)}) defines {len(servers)} server(s):"]
+    news = "approved already" if _is_trusted(path, digest) else _trust_news(path, servers)
+    lines = [f"{path} ({os.path.realpath(path)}) is {news}; it defines {len(servers)} server(s):"]
     for s in servers.values():
         target = s.url or shlex.join([s.command or "", *s.args])
         lines.append(f"  {s.name}: {s.transport} {target}")
@@ -6764,24 +7117,14 @@ def _cmd_trust(args: Any, out: _Output) -> int:
                  "scripts the commands launch.")
     out.note(_visible("\n".join(lines)))
     if not args.yes:
-        if not sys.stdin.isatty():
+        terminal = out.tty()
+        if terminal is None:
             raise _UsageError("no terminal to ask on; review the file and run: mcpmini trust "
                               f"{shlex.quote(path)} --yes")
-        # our own handler: SIGINT may have been ignored when we were started in the background
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-        try:
-            sys.stdout.write("Approve? [y/N] ")
-            sys.stdout.flush()
-            import select
-            while not select.select([sys.stdin], [], [], 0.2)[0]:
-                pass  # a Ctrl-C that lands before the read is seen within 0.2 s
-            answer = sys.stdin.readline()
-        finally:
-            signal.signal(signal.SIGINT, previous)
-        if answer.strip().lower() not in ("y", "yes"):
+        if not await terminal.yes("Approve?"):
             out.note("mcpmini: not approved")
             return EXIT_CODES["usage"]
-    _approve(path, digest)
+    _approve(path, digest, servers)
     out.note(f"mcpmini: approved {path}")
     return 0
 
@@ -6796,8 +7139,9 @@ def _ask_servers(args: Any, out: _Output) -> dict[str, Client]:
     if (args.header or args.env) and len(set(args.servers)) != 1:
         raise _UsageError("-H and -e apply to one server: name it with exactly one --server")
     if args.servers:
-        chosen = [_resolve_server(spec, args) for spec in dict.fromkeys(args.servers)]
+        chosen = [_resolve_server(spec, args, out) for spec in dict.fromkeys(args.servers)]
     else:
+        _trust_warning(args, out, None)
         chosen = [s for s in _configured(args).values() if s.trusted]
         if not chosen:
             raise ConfigError("no servers configured to ask with: add some to a config file "
@@ -6815,50 +7159,62 @@ def _ask_servers(args: Any, out: _Output) -> dict[str, Client]:
 
 
 class _AnswerPrinter:
-    """Streams the answer to stdout and notes what happens on stderr."""
+    """Streams the answer to stdout; on a terminal (or with -v) each tool call is a line on
+    stderr as it starts, completed with its time when it ends (decision #14)."""
 
     def __init__(self, out: _Output, args: Any) -> None:
         self.out, self.args = out, args
         self.line_open = False
+        self.calls: dict[Any, tuple[str, str]] = {}   # running call id -> its name and line
 
     def text(self, piece: str) -> None:
-        if self.out.json_mode:
-            return
-        shown = _redact(_visible(piece))
-        sys.stdout.write(shown)
-        sys.stdout.flush()
-        self.line_open = not shown.endswith("\n")
+        if not self.out.json_mode:
+            self.out.wait("")
+            self.out.put(sys.stdout, _redact(_visible(piece)))
+            self.line_open = not piece.endswith("\n")
 
     def end_line(self) -> None:
         if self.line_open:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
+            self.out.put(sys.stdout, "\n")
             self.line_open = False
 
     def event(self, kind: str, info: JSON) -> None:
+        out, shown = self.out, self.out.live or self.args.verbose
         if kind == "server_failed":
-            self.out.note(f"mcpmini: skipping server {info['server']}: {info['error']}")
+            out.note(f"mcpmini: skipping server {info['server']}: {info['error']}")
         elif kind == "reply":
             self.end_line()
-        elif self.out.json_mode:
+        elif out.json_mode:
             return
+        elif kind == "request":
+            out.wait("waiting for the model")
         elif kind == "tool_call":
-            self.out.note(f"mcpmini: calling {info['server']}/{info['tool']} "
-                          f"{_json_text(info['arguments'], None)[:300]}")
+            name = f"{info['server']}.{info['tool']}"
+            words = [f"{k}={_shown(v)}" for k, v in _fold(info["arguments"], 40).items()]
+            self.calls[info["id"]] = name, _redact(_visible(f"→ {name} {' '.join(words)}", True))[
+                :(_columns(sys.stderr) or 80) - 3]
+            if shown:
+                out.note(f"{self.calls[info['id']][1]} …")
+                out.last_call = info["id"]
+            out.wait(f"calling {name}")
+        elif kind == "tool_result" and info["id"] in self.calls:
+            line = self.calls.pop(info["id"])[1]
+            if out.live and out.last_call == info["id"]:   # still the last line: complete it
+                out.clear()
+                out.put(sys.stderr, "\x1b[A\r")
+            if shown:
+                out.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
+            if self.calls:
+                out.wait(f"calling {next(iter(self.calls.values()))[0]}")
         elif kind == "server_lost":
-            self.out.note(f"mcpmini: server {info['server']} failed and is not used any more: "
-                          f"{info['error']}")
+            out.note(f"mcpmini: server {info['server']} failed and is not used any more: {info['error']}")
         elif kind == "retry":
-            self.out.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
-                          f"{info['attempt']} in {info['delay']:g} s")
+            out.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
+                     f"{info['attempt']} in {info['delay']:g} s")
         elif kind == "tools_changed":
-            self.out.note(f"mcpmini: {info['changes']}")
+            out.note(f"mcpmini: {info['changes']}")
         elif kind == "fallback" and self.args.verbose:
-            self.out.note(f"mcpmini: {info['reason']}")
-        elif kind == "tool_result" and self.args.verbose:
-            state = "error" if info["is_error"] else "ok"
-            self.out.note(f"mcpmini: {info.get('server')}/{info.get('tool')}: {state} in "
-                          f"{info['seconds']:g} s")
+            out.note(f"mcpmini: {info['reason']}")
 
 
 async def _cmd_ask(args: Any, out: _Output) -> int:
@@ -6879,17 +7235,24 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
                           "point --base-url (or OPENAI_BASE_URL) at another endpoint")
     if args.max_steps < 1 or args.max_result_chars < 1:
         raise _UsageError("--max-steps and --max-result-chars must be at least 1")
-    confirm = _tty_confirm(out) if args.confirm else None
-    if args.confirm and confirm is None:
+    terminal = out.tty() if args.confirm else None
+    if args.confirm and terminal is None:
         raise _UsageError("--confirm needs a terminal to ask on")
+
+    def confirm(server: str, tool: str, arguments: JSON) -> Awaitable[bool]:
+        # the whole call, pretty-printed: long values folded with their hidden length, never cut
+        shown = _visible(_json_text(_fold(arguments, 500)))
+        return terminal.yes(f"mcpmini: call {_visible(f'{server}.{tool}', True)} with\n{shown}\nRun it?")
     clients = _ask_servers(args, out)
     printer = _AnswerPrinter(out, args)
+    out.wait("starting servers")
     try:
         transcript = await run_agent(
             question, clients, model=model, base_url=base_url, api_key=api_key,
-            max_steps=args.max_steps, system=args.system, confirm=confirm, stream=args.stream,
-            on_text=printer.text, on_event=printer.event, max_result_chars=args.max_result_chars,
-            timeout=args.timeout or AGENT_MODEL_TIMEOUT, tool_choice=args.tool_choice)
+            max_steps=args.max_steps, system=args.system, confirm=confirm if terminal else None,
+            stream=args.stream, on_text=printer.text, on_event=printer.event,
+            max_result_chars=args.max_result_chars, timeout=args.timeout or AGENT_MODEL_TIMEOUT,
+            tool_choice=args.tool_choice)
     except MCPError as exc:
         printer.end_line()
         if out.json_mode and isinstance(getattr(exc, "transcript", None), dict):
@@ -7134,6 +7497,65 @@ def _write_junit(path: str, suites: list[_Suite]) -> None:
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
+# Shell completion ----------------------------------------------------------------------------
+
+async def _cmd_completion(args: Any, out: _Output) -> int:
+    """The script for a shell, or (``--line``, asked by the script) the words that may follow."""
+    if args.line is not None:
+        out.result("\n".join(_completions(args.line)))
+    elif not args.shell:
+        raise _UsageError("name the shell: mcpmini completion bash|zsh|fish")
+    else:
+        me = (f"env PYTHONPATH={shlex.quote(os.path.dirname(os.path.abspath(__file__)))} "
+              f"{shlex.quote(sys.executable)} -m mcpmini completion --line")   # bytecode cached: quick
+        out.result({"bash": f"""# eval "$(mcpmini completion bash)"
+_mcpmini() {{ local IFS=$'\\n'; COMPREPLY=($({me} "${{COMP_LINE:0:COMP_POINT}}" 2>/dev/null)); }}
+complete -o default -F _mcpmini mcpmini""", "zsh": f"""#compdef mcpmini
+# eval "$(mcpmini completion zsh)", or save it as _mcpmini in a folder of $fpath
+_mcpmini() {{ local -a w; w=("${{(@f)$({me} "$LBUFFER" 2>/dev/null)}}")
+  [[ -n $w[1] ]] && compadd -a w || _files; }}
+(( $+functions[compdef] )) && compdef _mcpmini mcpmini""", "fish": f"""# mcpmini completion fish | source
+function __mcpmini; {me} (commandline -cp) 2>/dev/null; end
+complete -c mcpmini -f -a '(__mcpmini)'; complete -c mcpmini -l config -r -F"""}[args.shell])
+    return 0
+
+
+def _completions(line: str) -> list[str]:
+    """What may follow the command line ``line`` (up to the cursor): commands, options,
+    configured names after a command that takes SERVER, and the tool names of the persistent
+    list cache after ``call``/``tools SERVER`` (no server is started to complete)."""
+    try:
+        words = shlex.split(line) + [""] * (not line or line[-1].isspace())
+    except ValueError:
+        words = line.split() + [""]
+    parser, configs, command, previous, positionals = _build_parser(), [], None, "", []
+    options = parser.options
+    for word in words[1:-1]:
+        if options.get(previous):   # this word is that option's value
+            configs += [word] * (previous == "--config")
+            word = ""
+        elif not word.startswith("-") and command is None and word in parser.commands:
+            command = word
+            options = parser.commands[command].options   # its own and the global ones
+        elif not word.startswith("-") and command:
+            positionals.append(word)
+        previous = word
+    servers: dict[str, ServerConfig] = {}
+    with contextlib.suppress(MCPError, OSError):
+        servers = {n: s for n, s in load_config(configs).items() if s.trusted}
+    takes_server = command and " SERVER" in parser.commands[command].format_usage()
+    found: list[str] = []
+    if options.get(previous) and previous != "--server":
+        pass   # an option's value: the shell completes files
+    elif words[-1].startswith("-") or command is None:
+        found = list(options if words[-1].startswith("-") else parser.commands)
+    elif previous == "--server" or (takes_server and not positionals):
+        found = list(servers)
+    elif command in ("call", "tools") and len(positionals) == 1 and positionals[0] in servers:
+        found = _cached_tool_names(servers[positionals[0]])
+    return sorted(w for w in found if w.startswith(words[-1]))
+
+
 async def _dispatch(args: Any, out: _Output) -> int:
     handler = globals()[f"_cmd_{args.command}"]
     return await handler(args, out)
@@ -7191,27 +7613,25 @@ def main(argv: list[str] | None = None) -> int:
                 stream.reconfigure(encoding="utf-8", errors="backslashreplace")
             else:
                 stream.reconfigure(errors="backslashreplace")
-    json_mode = "--json" in (sys.argv[1:] if argv is None else argv)
-    out = _Output(json_mode)
-    handler = _LogHandler()
+    words = sys.argv[1:] if argv is None else argv
+    out = _Output("--json" in words, "--no-color" in words, "--quiet" in words)
+    handler = _LogHandler(out)
     root = logging.getLogger("mcpmini")
     saved = (root.level, root.propagate)
     root.addHandler(handler)
     root.propagate = False
     try:
         try:
-            args = _build_parser().parse_args(argv)
+            parser = _build_parser()
+            args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version
             return exc.code if isinstance(exc.code, int) else 0
         for key in ("config", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
-        out.json_mode = args.json
+        out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
         root.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
-            raise _UsageError("a command is needed: info, servers, tools, call, resources, templates, "
-                              "read, prompts, prompt, trust, login, logout, ask, check (see: mcpmini --help)")
-        if args.command == "trust":
-            return _cmd_trust(args, out)
+            raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
         return _run_main(_dispatch(args, out))
     except MCPError as exc:
         kind = exc.kind
@@ -7225,6 +7645,7 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     finally:
+        out.close()
         root.removeHandler(handler)
         root.setLevel(saved[0])
         root.propagate = saved[1]

@@ -123,7 +123,21 @@ TOOLS: list[JSON] = [   # schemas chosen to exercise the CLI's argument typing; 
      "inputSchema": {"type": "object", "properties": {"count": {"type": "integer"}}}},
     {"name": "say", "description": "Returns the --say text and the --echo-env values.", "does": "say",
      "inputSchema": OBJECT},
-] + [{"name": n, "description": f"fake tool {n}", "does": n,
+    {"name": "book", "description": "Asks a form (elicitation) and returns the answer as JSON.",
+     "does": "elicit", "inputSchema": OBJECT},
+    {"name": "visit", "description": "Asks the user to open a URL (URL elicitation).", "does": "elicit",
+     "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}},
+]
+# The form of the `book` tool: server text with terminal escapes in a title, a description and
+# a default, every type, a range, an enum, a titled oneOf and a list.
+FORM: JSON = {"type": "object", "required": ["name", "guests"], "properties": {
+    "name": {"type": "string", "title": "Your \x1b]0;pwned\x07name", "description": "as on the \x1b[31mcard"},
+    "guests": {"type": "integer", "minimum": 1, "maximum": 12, "default": 2},
+    "seating": {"type": "string", "enum": ["indoor", "outdoor"], "default": "indoor"},
+    "menu": {"type": "string", "oneOf": [{"const": "m1", "title": "Tasting"}, {"const": "m2", "title": "Plain"}]},
+    "vip": {"type": "boolean"},
+    "note": {"type": "string", "default": "none\x1b[2J\u202e"},
+    "tags": {"type": "array", "items": {"type": "string"}}}} + [{"name": n, "description": f"fake tool {n}", "does": n,
       "inputSchema": {"type": "object", "properties": {}},
       "x-untouched": {"n": n, "nested": [1, {"k": None}]}}
      for n in ("echo", "sleep", "big", "noisy", "stderr_flood", "add_tool", "server_request",
@@ -410,8 +424,25 @@ class Server:
         child.wait()
         return None if cancelled else text("slow done")
 
+    def tool_elicit(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
+        """book / visit: a form or URL question. Legacy: an elicitation/create request, the
+        client's answer awaited; 2026-07-28: input_required, then the retry's inputResponses."""
+        question = ({"message": "Book a table \x1b[1mnow", "requestedSchema": FORM} if tool["name"] == "book"
+                    else {"mode": "url", "message": "Sign in", "url": args.get("url")})
+        if is_modern_request(params):
+            if "inputResponses" in params:
+                return text(json.dumps(params["inputResponses"].get("q"), sort_keys=True))
+            return {"resultType": "input_required",
+                    "inputRequests": {"q": {"method": "elicitation/create", "params": question}}}
+        key = json.dumps(f"e{rid}")
+        self.send({"jsonrpc": "2.0", "id": f"e{rid}", "method": "elicitation/create", "params": question})
+        deadline = time.monotonic() + 120
+        while key not in self.responses and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return text(json.dumps(self.responses.pop(key, {}).get("result"), sort_keys=True))
+
     def tool_progress(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
-        steps, delay = int(args.get("steps", 2)), float(args.get("delay", 0.0))
+        steps, delay = int(args.get("steps", 2)), float(args.get("delay", args.get("pause", 0.0)))
         for i in range(1, steps + 1):
             self.send({"jsonrpc": "2.0", "method": "notifications/progress",
                        "params": {"progressToken": progress_token(params), "progress": i,

@@ -3,7 +3,6 @@ what goes to stdout and stderr, where the key goes, --json, --confirm, Ctrl-C, a
 demo with the weather server."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -34,9 +33,20 @@ def test_streamed_answer_on_stdout_and_tool_calls_on_stderr(tmp_path, cli, confi
                              "--base-url", model.base_url)
     assert code == 0
     assert out == "Take an umbrella.\n"
-    assert 'mcpmini: calling fake/echo {"city": "Hangzhou"}' in err
+    assert "fake.echo" not in err   # tool-call lines: on a terminal (tests/agent/test_agent_terminal.py) or -v
     assert model.bodies[0]["stream"] is True
     assert [c["name"] for c in tool_calls_received(tmp_path)] == ["echo"]
+
+
+def test_tool_call_lines_at_v_without_a_terminal(tmp_path, cli, config):
+    script = [calls(("fake_echo", '{"city": "Hangzhou"}', "c1")), answer("Take an umbrella.")]
+    with ScriptedModel(script) as model:
+        code, out, err = cli("-v", "--config", config, "ask", "Umbrella?", "--model", "m",
+                             "--base-url", model.base_url)
+    assert (code, out) == (0, "Take an umbrella.\n")
+    lines = [line for line in err.splitlines() if line.startswith("→")]
+    assert lines[0] == "→ fake.echo city=Hangzhou …"
+    assert lines[1].startswith("→ fake.echo city=Hangzhou … ") and lines[1].endswith(" s")
 
 
 def test_no_stream_and_model_settings_from_the_environment(tmp_path, cli, config, monkeypatch):
@@ -152,29 +162,6 @@ def test_401_is_exit_4_naming_the_endpoint_with_the_key_masked(tmp_path, cli, co
     assert model.base_url in err and "sk-…XYZW" in err and KEY not in err
 
 
-def test_confirm_asks_on_the_terminal(capsys):
-    class TTY(io.StringIO):
-        def __init__(self, answers):
-            super().__init__()
-            self.answers = list(answers)
-
-        def readline(self):
-            return self.answers.pop(0)
-
-    tty = TTY(["y\n", "no\n", "YES\n"])
-    confirm = mcpmini._tty_confirm(mcpmini._Output(False), tty=tty)
-
-    async def asks():
-        return [await confirm("weather", "get_forecast", {"city": "杭州"}),
-                await confirm("weather", "get_forecast", {"city": "x"}),
-                await confirm("weather", "get_forecast", {"city": "y"}),
-                await confirm("weather", "get_forecast", {"city": "z"})]   # the terminal is gone
-
-    assert run(asks()) == [True, False, True, False]
-    asked = tty.getvalue()
-    assert "get_forecast" in asked and "weather" in asked and '{"city": "杭州"}' in asked and "[y/N]" in asked
-
-
 # Real processes -----------------------------------------------------------------------------
 
 @pytest.mark.skipif(os.name != "posix", reason="signals")
@@ -211,11 +198,11 @@ def test_demo_umbrella_in_hangzhou(proc, demo_model, stream_flag):
     """The issue's "Done when": the demo model answers from a real tools/call to the weather server."""
     assert demo_model.startswith("http://127.0.0.1:")
     argv = ["--config", "examples/mcp.json", "ask", "should I take an umbrella in Hangzhou tomorrow?",
-            "--base-url", demo_model, "--model", "demo", *stream_flag]
+            "--base-url", demo_model, "--model", "demo", "-v", *stream_flag]
     done = proc(*argv, cwd=ROOT, encoding="utf-8")
     assert done.returncode == 0, done.stderr
     assert "take an umbrella" in done.stdout.lower() and "light rain" in done.stdout
-    assert "calling weather/get_forecast" in done.stderr
+    assert "→ weather.get_forecast city=Hangzhou …" in done.stderr
     as_json = proc(*argv, "--json", cwd=ROOT, encoding="utf-8")
     transcript = json.loads(as_json.stdout)
     call = transcript["steps"][0]["tool_calls"][0]

@@ -54,7 +54,7 @@ def test_an_unknown_tool_choice_is_exit_2_before_the_model_is_asked(cli, config)
         code, out, err = cli("--config", config, "ask", "q", "--model", "m",
                              "--base-url", model.base_url, "--tool-choice", "ecko")
     assert code == 2 and out == "" and model.requests == []
-    assert "tool_choice 'ecko' is no offered tool; did you mean echo?" in err
+    assert "tool_choice 'ecko' is no offered tool; did you mean 'echo'?" in err
 
 
 def test_a_tool_name_of_two_servers_must_be_named_with_its_server(tmp_path, cli):

@@ -27,20 +27,43 @@ def assert_safe(text: str) -> None:
 def test_tools_signature_lines(cli):
     r = cli("tools", WEATHER_CMD)
     assert r.code == 0, r.err
-    assert r.out.startswith("get_forecast(city: string) — Tomorrow's weather forecast for a city.")
+    assert r.out.startswith("get_forecast city=<string>  Tomorrow's weather forecast for a city.")
     assert r.out.count("\n") == 1
 
 
 def test_tools_signatures_of_varied_schemas(cli, fake):
+    """Calls to copy: required key=<type>, optional [key=<type>], enum choices and ranges; the
+    first line of each description in one aligned column (not wrapped: stdout is no terminal)."""
     r = cli("tools", fake().cmdline)
     assert r.code == 0, r.err
-    lines = {line.split("(")[0]: line for line in r.out.splitlines()}
-    assert lines["strict"] == "strict(city: string, days?: integer) — Needs a city; nothing else allowed."
-    assert lines["whoami"].startswith("whoami() — ")
+    lines = {line.split(" ")[0]: line for line in r.out.splitlines()}
+    assert lines["strict"].startswith("strict city=<string> [days=<integer>]  ")
+    assert lines["strict"].endswith("  Needs a city; nothing else allowed.")
+    assert len({line.index(" Needs") for line in r.out.splitlines() if " Needs" in line} |
+               {lines["whoami"].index(" argv")}) == 1   # aligned
     typed = lines["typed"]
-    for part in ("zip?: string", "note?: null|string", "limit?: integer|null", "level?: boolean|integer",
-                 "opts?: object", "tags?: array", "untyped?: any"):
+    for part in ("[zip=<string>]", "[note=<null|string>]", "[limit=<integer|null>]",
+                 "[level=<boolean|integer>]", "[mode=<fast|slow>]", "[opts=<object>]", "[tags=<array>]",
+                 "[untyped=<any>]"):
         assert part in typed
+    assert "\x1b" not in r.out and "\\x1b]0;pwned-title" in lines["controls"]
+
+
+def test_one_tool_in_full_with_an_example(cli, fake, work):
+    cfg = write_json(work / "c.json", {"mcpServers": {"f": fake().entry()}})
+    r = cli("--config", cfg, "tools", "f", "book")
+    assert r.code == 0, r.err
+    r = cli("--config", cfg, "tools", "f", "visit")
+    assert r.out.splitlines()[0] == "visit url=<string>"
+    assert "  url  string, required" in r.out
+    assert r.out.splitlines()[-2:] == ["example:", f"  mcpmini --config {cfg} call f visit url=text"]
+    r = cli("--config", cfg, "tools", "f", "typed")
+    assert "  code     string — a stock code such as 600519" in r.out   # names aligned
+    assert "  mode     fast|slow" in r.out
+    r = cli("--config", cfg, "tools", "f", "vist")
+    assert r.code == 2 and "has no tool 'vist'; did you mean 'visit'?" in r.error_lines[0]
+    r = cli("--config", cfg, "--json", "tools", "f", "visit")
+    assert json.loads(r.out)["inputSchema"]["required"] == ["url"]   # the raw entry
 
 
 def test_tools_json(cli):
@@ -126,12 +149,14 @@ def test_read_text_to_file(cli, fake, work):
 def test_prompts(cli):
     r = cli("prompts", WEATHER_CMD)
     assert r.code == 0, r.err
-    assert r.out.startswith("umbrella_advice(city) — Asks whether to take an umbrella tomorrow")
+    assert r.out.startswith("umbrella_advice city=<string>  Asks whether to take an umbrella tomorrow")
 
 
 def test_prompts_optional_arguments(cli, fake):
     r = cli("prompts", fake().cmdline)
-    assert r.out == "greet(name, style?) — Says hello.\n"
+    assert r.out == "greet name=<string> [style=<string>]  Says hello.\n"
+    r = cli("prompts", fake().cmdline, "greet")
+    assert "  name   string, required" in r.out and r.out.endswith(" greet name=text\n")
 
 
 def test_prompt(cli):
@@ -151,9 +176,24 @@ def test_prompt_arguments_are_strings(cli, fake):
     assert get["params"]["arguments"] == {"name": "007", "style": "0"}
 
 
-def test_prompt_missing_argument_is_remote_error(cli):
-    r = cli("prompt", WEATHER_CMD, "umbrella_advice")
-    assert r.code == 1 and "city" in r.error_lines[0]
+@pytest.mark.parametrize("argv, needle", [
+    (["umbrella_advice"], "umbrella_advice: missing required argument 'city' (string); usage: "
+                          "umbrella_advice city=<string>"),
+    (["umbrella_advice", "city=Paris", "cty=x"], "unknown argument 'cty'; did you mean 'city'?"),
+    (["umbrela_advice"], "has no prompt 'umbrela_advice'; did you mean 'umbrella_advice'?"),
+])
+def test_prompt_arguments_and_names_are_checked_before_sending(cli, argv, needle):
+    r = cli("prompt", WEATHER_CMD, *argv)
+    assert r.code == 2 and needle in r.error_lines[0], r.err
+
+
+def test_prompt_no_validate_sends_what_was_typed(cli, fake):
+    server = fake()
+    r = cli("prompt", "--no-validate", server.cmdline, "greet", "name=x", "extra=1")
+    assert r.code == 0, r.err
+    [get] = [m for m in server.messages() if m.get("method") == "prompts/get"]
+    assert get["params"]["arguments"] == {"name": "x", "extra": "1"}
+    assert "prompts/list" not in [m.get("method") for m in server.messages()]
 
 
 def test_info(cli):
@@ -278,7 +318,7 @@ def test_closed_stdout_pipe_ends_quietly(fake, extra):
 @pytest.mark.skipif(os.name != "posix", reason="head(1)")
 def test_closed_stdout_pipe_on_a_listing(fake):
     code, first, err = pipe_to_head(["tools", fake().cmdline])
-    assert first.startswith(b"typed(") and err == b"" and code == 0
+    assert first.startswith(b"typed [zip=<string>]") and err == b"" and code == 0
 
 
 def run_with_closed_stdout(argv: list[str]) -> tuple[int, bytes]:

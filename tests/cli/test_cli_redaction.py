@@ -186,7 +186,7 @@ def test_verbose_shows_modern_era(cli, fake):
 def test_verbose_shows_progress(cli, fake):
     r = cli("-v", "call", fake().cmdline, "progress")
     assert r.code == 0, r.err
-    assert "progress 1/2 step 1" in r.err and "progress 2/2 step 2" in r.err
+    assert "progress 1/2 50% step 1" in r.err and "progress 2/2 100% step 2" in r.err
     r = cli("call", fake().cmdline, "progress")
     assert r.code == 0 and r.err == ""  # quiet without -v
 

@@ -32,7 +32,7 @@ def test_name_only_in_untrusted_file_says_how_to_trust(cli, fake, work):
     r = cli("call", "proj", "whoami")
     assert r.code == 2
     [line] = r.error_lines
-    assert "'proj'" in line and "not approved" in line
+    assert "'proj'" in line and "not yet approved" in line
     assert "mcpmini trust" in line and ".mcp.json" in line
     assert not server.started()
 

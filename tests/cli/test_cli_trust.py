@@ -3,11 +3,9 @@ approval binds its real path and exact bytes."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 
@@ -29,8 +27,8 @@ def test_untrusted_project_file_is_skipped_with_a_warning(cli, fake, work, filen
     r = cli("servers")
     assert r.code == 0
     assert "proj" in r.out and "NOT APPROVED" in r.out
-    warning = [line for line in r.err.splitlines() if filename in line]
-    assert warning and "not approved" in warning[0] and "mcpmini trust" in warning[0]
+    [warning] = r.err.splitlines()   # once, naming the file once, saying what is new
+    assert warning.count(filename) == 1 and "is not yet approved" in warning and "mcpmini trust" in warning
     r = cli("call", "proj", "whoami")
     assert r.code == 2 and "mcpmini trust" in r.error_lines[0]
     assert not server.started()
@@ -44,7 +42,7 @@ def test_untrusted_entry_never_shadows_a_trusted_one(cli, fake, work, user_confi
     r = cli("call", "dup", "whoami")
     assert r.code == 0, r.err
     assert json.loads(r.out)["name"] == "mine"
-    assert ".mcp.json" in r.err and "not approved" in r.err  # still warned about
+    assert ".mcp.json" in r.err and "not yet approved" in r.err  # still warned about
     assert not theirs.started()
     assert names(cli)["dup"]["trusted"] is True
 
@@ -78,11 +76,11 @@ def _add_argument(path) -> None:
     path.write_text(json.dumps(data))
 
 
-@pytest.mark.parametrize("edit", [
-    lambda p: p.write_text(p.read_text() + " "),                         # whitespace only
-    _add_argument,
+@pytest.mark.parametrize("edit, news", [
+    (lambda p: p.write_text(p.read_text() + " "), "(formatting only)"),     # whitespace only
+    (_add_argument, "(changed proj)"),
 ])
-def test_an_edited_file_is_untrusted_again(cli, fake, work, edit):
+def test_an_edited_file_is_untrusted_again(cli, fake, work, edit, news):
     server = fake()
     path = write_json(work / ".mcp.json", {"mcpServers": {"proj": server.entry()}})
     assert cli("trust", "--yes").code == 0
@@ -90,7 +88,7 @@ def test_an_edited_file_is_untrusted_again(cli, fake, work, edit):
     edit(path)
     r = cli("call", "proj", "whoami")
     assert r.code == 2
-    assert "not approved" in r.error_lines[0]
+    assert f"changed since you approved it {news}" in r.error_lines[0]
     assert names(cli)["proj"]["trusted"] is False
     assert cli("trust", "--yes").code == 0       # approve the new bytes: used again
     assert cli("call", "proj", "whoami").code == 0
@@ -107,7 +105,7 @@ def test_a_symlink_to_an_approved_file_elsewhere_is_untrusted(cli, fake, work, t
     os.symlink(original, other / ".mcp.json")
     monkeypatch.chdir(other)
     r = cli("call", "proj", "whoami")
-    assert r.code == 2 and "not approved" in r.error_lines[0]
+    assert r.code == 2 and "not yet approved" in r.error_lines[0]
 
 
 def test_a_copy_of_an_approved_file_elsewhere_is_untrusted(cli, fake, work, tmp_path, monkeypatch):
@@ -132,66 +130,10 @@ def test_a_symlinked_project_file_whose_target_changes_is_untrusted(cli, fake, w
     assert cli("call", "proj", "whoami").code == 2
 
 
-def test_trust_without_a_terminal_and_without_yes_is_2(cli, fake, work, tmp_path, monkeypatch):
-    write_json(work / ".mcp.json", {"mcpServers": {"proj": fake().entry()}})
-    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))  # data, but not a terminal
-    r = cli("trust")
-    assert r.code == 2
-    assert "--yes" in r.error_lines[0]
-    assert not (tmp_path / "xdg-config" / "mcpmini" / "trusted.json").exists()
-    assert cli("call", "proj", "whoami").code == 2
-
-
 def test_trust_without_a_terminal_subprocess(proc, fake, work, tmp_path):
     write_json(work / ".mcp.json", {"mcpServers": {"proj": fake().entry()}})
     p = proc("trust", input=b"y\n", start_new_session=True)  # no controlling terminal either
     assert p.returncode == 2, p.stderr
-    assert not (tmp_path / "xdg-config" / "mcpmini" / "trusted.json").exists()
-
-
-@pytest.mark.skipif(os.name != "posix", reason="pty")
-@pytest.mark.parametrize("answer, code", [(b"y\n", 0), (b"n\n", 2), (b"\n", 2)])
-def test_trust_asks_on_a_terminal(fake, work, tmp_path, answer, code):
-    import pty
-    write_json(work / ".mcp.json", {"mcpServers": {"proj": fake().entry()}})
-    master, slave = pty.openpty()
-    try:
-        with running("trust", stdin=slave) as p:
-            os.write(master, answer)  # the line discipline holds it until input() reads
-            out, err = p.communicate(timeout=60)
-    finally:
-        os.close(master)
-        os.close(slave)
-    assert p.returncode == code, err
-    assert b"Approve? [y/N]" in out + err
-    assert (tmp_path / "xdg-config" / "mcpmini" / "trusted.json").exists() == (code == 0)
-
-
-@pytest.mark.skipif(os.name != "posix", reason="pty")
-def test_ctrl_c_at_the_trust_question_exits_130(fake, work, tmp_path):
-    import pty
-    write_json(work / ".mcp.json", {"mcpServers": {"proj": fake().entry()}})
-    master, slave = pty.openpty()
-    try:
-        with running("trust", stdin=slave) as p:
-            seen = b""
-            while b"Approve?" not in seen:  # the question is asked: mcpmini waits for the answer
-                chunk = p.stdout.read1(4096) if hasattr(p.stdout, "read1") else p.stdout.read(1)
-                assert chunk, "mcpmini ended before asking"
-                seen += chunk
-            p.send_signal(signal.SIGINT)
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.write(master, b"\n")  # unblock it, then fail
-                p.wait(timeout=30)
-                pytest.fail("Ctrl-C at the trust question was ignored until Enter")
-            err = p.stderr.read()
-    finally:
-        os.close(master)
-        os.close(slave)
-    assert p.returncode == 130, err
-    assert b"Traceback" not in err
     assert not (tmp_path / "xdg-config" / "mcpmini" / "trusted.json").exists()
 
 

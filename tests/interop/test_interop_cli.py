@@ -31,8 +31,9 @@ def test_cli_everything_info(cli, everything: str) -> None:
 def test_cli_everything_tools(cli, everything: str) -> None:
     code, out, err = cli("tools", everything)
     assert code == 0, err
-    assert "echo(message: string) — Echoes back the input string" in out.splitlines()
-    assert any(line.startswith("get-sum(a: number, b: number)") for line in out.splitlines())
+    assert "echo message=<string>  " in out and out.splitlines()[0].endswith("  Echoes back the input string")
+    assert any(line.startswith("get-sum a=<number> b=<number>  ") for line in out.splitlines())
+    assert "get-resource-links [count=<number 1..10>]" in out   # its range, from the real schema
 
 
 def test_cli_everything_call_echo(cli, everything: str) -> None:
@@ -64,8 +65,8 @@ def test_cli_everything_resources_and_read(cli, everything: str) -> None:
 def test_cli_everything_prompts_and_prompt(cli, everything: str) -> None:
     code, out, err = cli("prompts", everything)
     assert code == 0, err
-    assert any(line.startswith("simple-prompt()") for line in out.splitlines())
-    assert any(line.startswith("args-prompt(city, state?)") for line in out.splitlines())
+    assert any(line.startswith("simple-prompt  ") for line in out.splitlines())
+    assert any(line.startswith("args-prompt city=<string> [state=<string>]  ") for line in out.splitlines())
     code, out, err = cli("prompt", everything, "args-prompt", "city=Hangzhou")
     assert code == 0, err
     assert out == "user: What's weather in Hangzhou?\n"
@@ -95,8 +96,10 @@ def test_cli_weather_tools(cli, weather: str) -> None:
     code, out, err = cli("tools", weather)
     assert code == 0, err
     lines = out.splitlines()
-    assert "get_forecast(city: string) — Return a canned forecast for a city." in lines
-    assert "add(a: integer, b: integer) — Add two integers." in lines
+    assert any(line.startswith("get_forecast city=<string>  ") and line.endswith("  Return a canned forecast for a city.")
+               for line in lines)
+    assert any(line.startswith("add a=<integer> b=<integer>  ") and line.endswith("  Add two integers.")
+               for line in lines)
 
 
 @pytest.mark.parametrize("pin", ["auto", "legacy"])
@@ -119,7 +122,7 @@ def test_cli_weather_resources_read_prompts_prompt(cli, weather: str) -> None:
     assert out == "Paris\nTokyo\nLima\n"
     code, out, err = cli("prompts", weather)
     assert code == 0, err
-    assert out.startswith("forecast_prompt(city) — Ask for the weather in a city.")
+    assert out.startswith("forecast_prompt city=<string>  Ask for the weather in a city.")
     code, out, err = cli("prompt", weather, "forecast_prompt", "city=Oslo")
     assert code == 0, err
     assert out == "user: What is the weather in Oslo?\n"
@@ -129,7 +132,7 @@ def test_cli_weather_unknown_tool_is_a_usage_error(cli, weather: str) -> None:
     code, out, err = cli("call", weather, "get_forcast", "city=Paris")
     assert code == 2
     assert out == ""
-    assert "did you mean get_forecast" in err
+    assert "did you mean 'get_forecast'?" in err
 
 
 # -- real processes ---------------------------------------------------------------------------------
@@ -142,7 +145,7 @@ def test_process_weather_call(proc, weather: str) -> None:
 def test_process_everything_tools_and_prompt(proc, everything: str) -> None:
     done = proc("tools", everything)
     assert done.returncode == 0, done.stderr
-    assert "echo(message: string)" in done.stdout
+    assert "echo message=<string>" in done.stdout
     done = proc("prompt", everything, "simple-prompt")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "user: This is a simple prompt without arguments.\n"
