@@ -4000,7 +4000,7 @@ class Client:
             return await answer if asyncio.iscoroutine(answer) else answer
         if method == "ping":
             return {}
-        if method == "elicitation/create" and self._capabilities():
+        if method == "elicitation/create":   # declined when nobody can answer
             return await _elicit(self, params)
         raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method} (mcpmini answers only "
                           "elicitation)")
@@ -6994,6 +6994,10 @@ async def _catalog(args: Any, out: _Output, what: str, verb: str) -> int:
     """``tools`` and ``prompts``: signatures to copy, one in full, or the raw list (--json)."""
     async def work(client: Client) -> int:
         raw, items = await _entries(client, what, args.name)
+        if not raw and f"{what}s" not in client.capabilities:
+            out.note(f"mcpmini: {client.name} offers no {what}s")
+        if what == "tool" and (changes := _tool_list_changes(client, raw)):
+            out.note(f"mcpmini: {changes}")
         if args.json:
             out.result(_json_text(next(i for i in raw if i["name"] == args.name) if args.name else raw))
         else:
@@ -7001,8 +7005,14 @@ async def _catalog(args: Any, out: _Output, what: str, verb: str) -> int:
                        _table(list(items.values()), out))
         return 0
     return await _with_client(args, out, work, f"waiting for the {what}s")
-_cmd_tools = lambda args, out: _catalog(args, out, "tool", "call")  # noqa: E731
-_cmd_prompts = lambda args, out: _catalog(args, out, "prompt", "prompt")  # noqa: E731
+
+
+async def _cmd_tools(args: Any, out: _Output) -> int:
+    return await _catalog(args, out, "tool", "call")
+
+
+async def _cmd_prompts(args: Any, out: _Output) -> int:
+    return await _catalog(args, out, "prompt", "prompt")
 
 
 async def _cmd_call(args: Any, out: _Output) -> int:
@@ -7268,7 +7278,7 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
 
 
 async def _cmd_bridge(args: Any, out: _Output) -> int:
-    server = _resolve_server(args.server, args)
+    server = _resolve_server(args.server, args, out)
     login = args.login and _has_terminal()
 
     def connect(capabilities: JSON, client_info: JSON, on_request: Any, on_notification: Any) -> Client:
@@ -7443,7 +7453,7 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
 
 
 async def _cmd_check(args: Any, out: _Output) -> int:
-    servers = [(spec, _resolve_server(spec, args)) for spec in args.servers]
+    servers = [(spec, _resolve_server(spec, args, out)) for spec in args.servers]
     if args.junit:   # fail before connecting, not after the work
         try:
             open(args.junit, "ab").close()

@@ -40,14 +40,15 @@ def test_deadline() -> float | None:
 @pytest.fixture(autouse=True)
 def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, test_deadline: float | None) -> Iterator[Path]:
     """Fresh HOME, XDG config/cache/state dirs and working directory; no MCPMINI_*/OPENAI_*
-    settings, no proxy for loopback, no PYTHONIOENCODING from the machine running the tests;
+    settings, no proxy for loopback, no PYTHONIOENCODING, BROWSER or colour settings from the
+    machine running the tests;
     no secrets remembered by an earlier test (the redaction set is process-wide); every idle
     pooled HTTP connection closed afterwards; and the test's hard deadline."""
     for name in ("home", "xdg-config", "xdg-cache", "xdg-state", "work"):
         (tmp_path / name).mkdir()
     for name in list(os.environ):
         if name.startswith(("MCPMINI_", "OPENAI_")) and name not in KEPT \
-                or name.upper() in PROXIES or name == "PYTHONIOENCODING":
+                or name.upper() in PROXIES or name in ("PYTHONIOENCODING", "BROWSER", "NO_COLOR", "FORCE_COLOR"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     for kind in ("CONFIG", "CACHE", "STATE"):

@@ -84,6 +84,16 @@ UNICODE_TEXT = "杭州 naïve café ✓ — 🌧 Ωmega"
 BLOB = bytes(range(256)) + "杭州".encode()
 
 OBJECT = {"type": "object"}
+# The form of the `book` tool: server text with terminal escapes in a title, a description and
+# a default, every type, a range, an enum, a titled oneOf and a list.
+FORM: JSON = {"type": "object", "required": ["name", "guests"], "properties": {
+    "name": {"type": "string", "title": "Your \x1b]0;pwned\x07name", "description": "as on the \x1b[31mcard"},
+    "guests": {"type": "integer", "minimum": 1, "maximum": 12, "default": 2},
+    "seating": {"type": "string", "enum": ["indoor", "outdoor"], "default": "indoor"},
+    "menu": {"type": "string", "oneOf": [{"const": "m1", "title": "Tasting"}, {"const": "m2", "title": "Plain"}]},
+    "vip": {"type": "boolean"},
+    "note": {"type": "string", "default": "none\x1b[2J\u202e"},
+    "tags": {"type": "array", "items": {"type": "string"}}}}
 TOOLS: list[JSON] = [   # schemas chosen to exercise the CLI's argument typing; "typed" first
     {"name": "typed", "description": "Echoes its arguments as JSON.", "does": "arguments",
      "inputSchema": {"type": "object", "properties": {
@@ -127,17 +137,7 @@ TOOLS: list[JSON] = [   # schemas chosen to exercise the CLI's argument typing; 
      "does": "elicit", "inputSchema": OBJECT},
     {"name": "visit", "description": "Asks the user to open a URL (URL elicitation).", "does": "elicit",
      "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}},
-]
-# The form of the `book` tool: server text with terminal escapes in a title, a description and
-# a default, every type, a range, an enum, a titled oneOf and a list.
-FORM: JSON = {"type": "object", "required": ["name", "guests"], "properties": {
-    "name": {"type": "string", "title": "Your \x1b]0;pwned\x07name", "description": "as on the \x1b[31mcard"},
-    "guests": {"type": "integer", "minimum": 1, "maximum": 12, "default": 2},
-    "seating": {"type": "string", "enum": ["indoor", "outdoor"], "default": "indoor"},
-    "menu": {"type": "string", "oneOf": [{"const": "m1", "title": "Tasting"}, {"const": "m2", "title": "Plain"}]},
-    "vip": {"type": "boolean"},
-    "note": {"type": "string", "default": "none\x1b[2J\u202e"},
-    "tags": {"type": "array", "items": {"type": "string"}}}} + [{"name": n, "description": f"fake tool {n}", "does": n,
+] + [{"name": n, "description": f"fake tool {n}", "does": n,
       "inputSchema": {"type": "object", "properties": {}},
       "x-untouched": {"n": n, "nested": [1, {"k": None}]}}
      for n in ("echo", "sleep", "big", "noisy", "stderr_flood", "add_tool", "server_request",

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from agent_fakes import ScriptedModel, answer, calls, chunk, sse
-from agent_harness import ECHO_SCHEMA, fake_entry, isolate, tool_calls_received, write_config  # noqa: F401
+from agent_harness import ECHO_SCHEMA, fake_entry, tool_calls_received, write_config
 from tests.terminal.terminal_harness import Screen
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")

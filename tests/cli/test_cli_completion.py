@@ -31,8 +31,8 @@ def test_the_script_parses(cli, shell, tmp_path):
 
 
 @pytest.mark.parametrize("line, words", [
-    ("mcpmini ", ["ask", "call", "completion", "info", "login", "logout", "prompt", "prompts", "read",
-                  "resources", "servers", "templates", "tools", "trust"]),
+    ("mcpmini ", ["ask", "bridge", "call", "check", "completion", "info", "login", "logout", "prompt",
+                  "prompts", "read", "resources", "servers", "templates", "tools", "trust"]),
     ("mcpmini to", ["tools"]),
     ("mcpmini call --no-", ["--no-color", "--no-validate"]),
     ("mcpmini --js", ["--json"]),
