@@ -315,6 +315,7 @@ def _call(rid: Any, params: JSON) -> None:
         _send({"jsonrpc": "2.0", "id": rid, "result": _tool_result(tool, params.get("arguments") or {})})
     STATE["calls"] += 1
     if CFG.get("exit_after_calls") and STATE["calls"] >= CFG["exit_after_calls"]:
+        os.close(1)   # its output ends with the answer (the kernel's exit may take a while)
         os._exit(7)
 
 
