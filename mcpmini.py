@@ -119,15 +119,20 @@ SSE_RETRY_MIN = 0.5             # a smaller `retry:` is raised to this (conforma
 MAX_SSE_RESUMES = 3             # reconnects in a row that deliver no message; the delay doubles
 POOL_IDLE_MAX = 4               # idle keep-alive connections kept per origin
 STREAM_DRAIN_TIMEOUT = 0.5      # reading a stream's end after the response, to reuse its connection
+STREAM_END_WAIT = 0.05          # a request waits this long for such an end (then uses its connection)
 HTTP_ACCEPT = "application/json, text/event-stream"   # spec: both media types, on every POST
 # Headers that may follow a redirect to another origin; any other one (Authorization, a cookie,
 # a configured header, the session id) restricts redirects to the same origin.
 PLAIN_HEADERS = frozenset({"accept", "content-type", "user-agent", "cache-control", "last-event-id",
                            "mcp-protocol-version", "mcp-method", "mcp-name"})
 HEADER_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")     # RFC 9110 token
+# One item of a WWW-Authenticate header: an auth-param (token = token / quoted-string), or a
+# scheme with the token68 that may follow it
+AUTH_ITEM = re.compile(rf'[\s,]*(?:({HEADER_TOKEN.pattern})[ \t]*=[ \t]*("(?:[^"\\]|\\.)*"|[^\s,]*)'
+                       rf'|({HEADER_TOKEN.pattern})(?:[ \t]+[\w\-.~+/]+=*(?=[ \t]*(?:,|$)))?)')
 SSE_LINE_END = re.compile(rb"\r\n|\r|\n")
 HTTP_LINE_END = re.compile(rb"\r?\n")
-HTTP_LINE_END_ONLY = re.compile(rb"\A\r?\n")   # what must follow a chunk's data
+HTTP_CHUNK_END = re.compile(rb"\A\r?\n")   # what must follow a chunk's data
 HTTP_HEAD_END = re.compile(rb"\r?\n\r?\n")   # the blank line that ends a header section
 HTTP_MAX_LINE = 64 << 10        # one header line of a response (http.client's limit too)
 HTTP_MAX_HEADERS = 100          # header fields of a response
@@ -1417,16 +1422,14 @@ def _ssl_context() -> Any:
     """The system's certificate store; SSL_CERT_FILE/SSL_CERT_DIR are honoured by OpenSSL."""
     import ssl
     key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-    context = _ssl_contexts.get(key)
-    if context is None:
-        context = _ssl_contexts[key] = ssl.create_default_context()
-    return context
+    if key not in _ssl_contexts:
+        _ssl_contexts[key] = ssl.create_default_context()
+    return _ssl_contexts[key]
 
 
 async def _resolve(host: str, port: int) -> list[tuple]:
-    """The addresses of ``host``: an IP address at once; a name in a daemon thread, since the
-    resolver blocks, and asyncio's would borrow the default executor, whose threads hold the
-    process at exit (an abandoned daemon thread does not)."""
+    """The addresses of ``host``: an IP address at once, a name in a daemon thread (the resolver
+    blocks; asyncio's would borrow the default executor, whose threads hold the process at exit)."""
     import socket
     try:
         return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
@@ -1440,11 +1443,10 @@ def _os_reason(exc: BaseException, host: str, port: int) -> str:
     import ssl
     if isinstance(exc, ssl.SSLCertVerificationError):
         unknown = "is signed by an unknown authority: to trust a private CA, point SSL_CERT_FILE at its certificate"
-        problem = {9: "is not valid yet (is this machine's clock right?)", 10: "has expired",
-                   18: "is self-signed: to trust it, point SSL_CERT_FILE at it", 19: unknown, 20: unknown,
-                   21: unknown, 62: f"is not valid for the name {host} (hostname mismatch)",
-                   64: f"is not valid for the address {host}"}.get(exc.verify_code)
-        return f"the TLS certificate of {host} {problem or f'was refused: {exc.verify_message}'}"
+        problem = {9: "is not valid yet (is this machine's clock right?)", 10: "has expired", 19: unknown,
+                   18: "is self-signed: to trust it, point SSL_CERT_FILE at it", 20: unknown, 21: unknown,
+                   62: f"is not valid for the name {host}", 64: f"is not valid for the address {host}"}
+        return f"the TLS certificate of {host} {problem.get(exc.verify_code, f'was refused: {exc.verify_message}')}"
     if isinstance(exc, ssl.SSLError) and "WRONG_VERSION_NUMBER" in str(exc):
         return f"{host} port {port} does not speak TLS (is it an http:// URL?)"
     if isinstance(exc, ConnectionRefusedError):
@@ -1462,11 +1464,10 @@ class _Headers(dict):
 
 
 class _Connection(asyncio.Protocol):
-    """One HTTP/1.1 connection, an asyncio protocol (no threads): the loop feeds ``buffer``,
-    readers wait in ``_more()``. ``arm()`` sets the one deadline of the exchange using it:
-    when it passes the connection is closed and the reader gets RequestTimeout. A reader that
-    is cancelled closes the connection too (2026-07-28: cancelling a request is closing its
-    stream), so nothing waits on a socket after its caller gave up."""
+    """One HTTP/1.1 connection as an asyncio protocol (no threads): the loop fills ``buffer``,
+    readers wait in ``_more()``. ``arm()`` sets the one deadline of the exchange using it; when
+    it passes, the connection is closed and the reader gets RequestTimeout. A cancelled reader
+    closes it too (2026-07-28: cancelling is closing the stream): nothing outlives its caller."""
 
     def __init__(self, key: tuple) -> None:
         self.key, self.loop = key, asyncio.get_running_loop()
@@ -1489,8 +1490,7 @@ class _Connection(asyncio.Protocol):
         self._wake()
 
     def eof_received(self) -> None:
-        self.eof = True
-        self._wake()
+        self.connection_lost(None)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.eof, self.error = True, self.error or exc
@@ -1511,7 +1511,7 @@ class _Connection(asyncio.Protocol):
         self.close()
 
     def reusable(self) -> bool:
-        """Idle and still open: the server has not closed it, nor sent anything unasked."""
+        """Idle and open: the server has not closed it, nor sent anything unasked."""
         return not (self.eof or self.buffer) and self.loop is asyncio.get_running_loop()
 
     def close(self) -> None:
@@ -1568,11 +1568,11 @@ class _Connection(asyncio.Protocol):
 
     async def read_head(self) -> tuple[bytes, int, str, _Headers]:
         """(version, status, reason, fields) of the next final response (1xx are skipped).
-        Limits: HTTP_MAX_LINE a line, HTTP_MAX_HEADERS fields, HTTP_MAX_HEAD in all; obsolete
-        line folding is refused (RFC 9112 §5.2)."""
+        Limits: HTTP_MAX_LINE a line, HTTP_MAX_HEADERS fields, HTTP_MAX_HEAD in all; a field
+        folded over lines (obsolete, RFC 9112 §5.2) is refused."""
         budget = HTTP_MAX_HEAD
         while True:
-            lines = (await self.read_until(HTTP_HEAD_END, budget, f"the response header exceeded "
+            lines = (await self.read_until(HTTP_HEAD_END, budget, "the response header exceeded "
                                            f"{HTTP_MAX_HEAD >> 10} KiB")).splitlines()
             budget -= sum(len(line) + 2 for line in lines)
             version, _, rest = lines[0].partition(b" ")
@@ -1584,11 +1584,11 @@ class _Connection(asyncio.Protocol):
                                     f"or a line over {HTTP_MAX_LINE >> 10} KiB")
             fields = _Headers()
             for line in lines[1:-1]:
-                name, colon, value = line.partition(b":")
-                if line[:1] in b" \t" or not colon or not HEADER_TOKEN.fullmatch(name.decode("latin-1")):
+                name, colon, value = (part.decode("latin-1") for part in line.partition(b":"))
+                if not colon or not HEADER_TOKEN.fullmatch(name):   # a folded line starts with a space
                     raise ProtocolError(f"malformed HTTP header line {line[:60]!r}")
-                key, text = name.decode("latin-1").lower(), value.strip(b" \t").decode("latin-1")
-                fields[key] = f"{fields[key]}, {text}" if key in fields else text
+                name, value = name.lower(), value.strip(" \t")
+                fields[name] = f"{fields[name]}, {value}" if name in fields else value
             if int(code) >= 200:
                 return version, int(code), reason.decode("latin-1"), fields
 
@@ -1626,47 +1626,42 @@ class _ConnectionPool:
 _default_pool = _ConnectionPool()
 
 
-async def _open(conn: _Connection, scheme: str, host: str, port: int,
-                proxy: tuple[str, int, dict[str, str]] | None) -> None:
-    """Connect ``conn``: TCP (to the proxy, if any), then TLS for https — through a CONNECT
-    tunnel when there is a proxy — with the system's certificates and the host's name."""
-    import socket
-    loop = conn.loop
-    error: OSError = ConnectionError(f"no address for {host}")
-    for family, kind, proto, _, address in await _resolve(*(proxy[:2] if proxy else (host, port))):
-        conn.sock = socket.socket(family, kind, proto)
-        conn.sock.setblocking(False)
-        try:
-            await loop.sock_connect(conn.sock, address)
-            break
-        except OSError as exc:
-            conn.sock.close()
-            error = exc
-    else:
-        raise error
-    tls = _ssl_context() if scheme == "https" else None
-    direct = tls if not proxy else None
-    await loop.create_connection(lambda: conn, sock=conn.sock, ssl=direct,
-                                 server_hostname=host if direct else None)
-    if proxy and tls:
-        authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        fields = "".join(f"{k}: {v}\r\n" for k, v in proxy[2].items())
-        conn.transport.write(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{fields}\r\n".encode("latin-1"))
-        _, status, reason, _ = await conn.read_head()
-        if status != 200:
-            raise ConnectionRefusedError(f"the proxy refused the tunnel to {authority}: HTTP {status} {reason}")
-        conn.transport = await loop.start_tls(conn.transport, conn, tls, server_hostname=host)
-
-
 async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] | None,
                    deadline: float | None, what: str, timeout: float | None) -> _Connection:
-    """A new connection within CONNECT_TIMEOUT (and the exchange's deadline); _NotSent when
-    it fails, since nothing was written yet."""
+    """A new connection: TCP (to the proxy, if any), then for https TLS with the system's
+    certificates and the host's name, through a CONNECT tunnel when proxied. Bounded by
+    CONNECT_TIMEOUT and the exchange's deadline; _NotSent when it fails (nothing was written)."""
+    import socket
     scheme, host, port, _ = _split_url(url)
     conn = _Connection(key)
-    left = CONNECT_TIMEOUT if deadline is None else deadline - conn.loop.time()
+    loop, tls, peer = conn.loop, _ssl_context() if scheme == "https" else None, proxy[:2] if proxy else (host, port)
+
+    async def connect() -> None:
+        infos = await _resolve(*peer)
+        for i, (family, kind, proto, _, address) in enumerate(infos):   # in the resolver's order
+            conn.sock = socket.socket(family, kind, proto)
+            conn.sock.setblocking(False)
+            try:
+                await loop.sock_connect(conn.sock, address)
+                break
+            except OSError:
+                conn.sock.close()
+                if i == len(infos) - 1:
+                    raise
+        direct = None if proxy else tls
+        await loop.create_connection(lambda: conn, sock=conn.sock, ssl=direct, server_hostname=host if direct else None)
+        if proxy and tls:
+            authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            fields = "".join(f"{k}: {v}\r\n" for k, v in proxy[2].items())
+            conn.transport.write(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{fields}\r\n".encode("latin-1"))
+            _, status, reason, _ = await conn.read_head()
+            if status != 200:
+                raise ConnectionRefusedError(f"the proxy refused the tunnel to {authority}: HTTP {status} {reason}")
+            conn.transport = await loop.start_tls(conn.transport, conn, tls, server_hostname=host)
+
+    left = CONNECT_TIMEOUT if deadline is None else deadline - loop.time()
     try:
-        await asyncio.wait_for(_open(conn, scheme, host, port, proxy), max(min(left, CONNECT_TIMEOUT), 0))
+        await asyncio.wait_for(connect(), max(min(left, CONNECT_TIMEOUT), 0))
         return conn
     except asyncio.TimeoutError:
         conn.close()
@@ -1675,12 +1670,11 @@ async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] 
         reason = f"no answer within {CONNECT_TIMEOUT:g} s"
     except (OSError, ProtocolError) as exc:
         conn.close()   # before the TCP connection, a proxy's failure is the proxy's
-        reason = _os_reason(exc, *(proxy[:2] if proxy and conn.transport is None else (host, port)))
+        reason = _os_reason(exc, *(peer if conn.transport is None else (host, port)))
     except BaseException:
         conn.close()
         raise
-    via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
-    raise _NotSent(f"cannot reach {_safe_url(url)}{via}: {reason}")
+    raise _NotSent(f"cannot reach {_safe_url(url)}{f' via proxy {peer[0]}:{peer[1]}' if proxy else ''}: {reason}")
 
 
 class _HTTPResponse:
@@ -1690,22 +1684,19 @@ class _HTTPResponse:
                  head: tuple[bytes, int, str, _Headers], url: str, what: str) -> None:
         version, self.status, self.reason, self.headers = head
         self.url, self._what, self._conn, self._pool = url, what, conn, pool
-        tokens = self.headers.get("connection", "").lower()
-        self._keep = "close" not in tokens and (version == b"HTTP/1.1" or "keep-alive" in tokens)
         coding, length = self.headers.get("transfer-encoding"), self.headers.get("content-length")
-        self._chunked = False
-        self._left: int | None = None   # bytes left of the body (or chunk); None: until the end
+        self._chunked = coding is not None and coding.rpartition(",")[2].strip().lower() == "chunked"
+        self._left: int | None = 0 if self._chunked else None   # of the body (or chunk); None: to the end
         if method == "HEAD" or self.status in (204, 304):
-            self._left = 0
-        elif coding is not None:
-            self._chunked = coding.rpartition(",")[2].strip().lower() == "chunked"
-            self._left = 0 if self._chunked else None
-        elif length is not None:
+            self._chunked, self._left = False, 0
+        elif length is not None and coding is None:
             values = {v.strip() for v in length.split(",")}
             if len(values) != 1 or not (value := values.pop()).isdigit():
                 raise ProtocolError(f"{what}: invalid Content-Length {length[:40]!r}")
             self._left = int(value)
-        self._keep = self._keep and self._left is not None
+        tokens = self.headers.get("connection", "").lower()
+        self._keep = self._left is not None and "close" not in tokens and (
+            version == b"HTTP/1.1" or "keep-alive" in tokens)
         self._eof = self._left == 0 and not self._chunked
 
     @property
@@ -1715,8 +1706,7 @@ class _HTTPResponse:
     async def _next(self) -> bytes:
         if self._eof:
             return b""
-        conn = self._conn
-        if conn is None:
+        if (conn := self._conn) is None:
             raise ConnectionClosed(f"{self._what}: the response was closed")
         try:
             if self._chunked and not self._left:
@@ -1724,14 +1714,14 @@ class _HTTPResponse:
                 size = line.split(b";", 1)[0].strip()
                 if not size or len(size) > 15 or size.strip(b"0123456789abcdefABCDEF"):
                     raise ProtocolError(f"{self._what}: a malformed chunk size {line[:40]!r}")
-                self._left = int(size, 16)
-                if not self._left:   # the last chunk; then trailer fields (skipped) and a blank line
+                if not (left := int(size, 16)):   # the last chunk; trailer fields (skipped), a blank line
                     budget = HTTP_MAX_HEAD
-                    while (line := await conn.read_until(HTTP_LINE_END, budget, f"{self._what}: the "
-                                                         f"trailer fields exceeded {HTTP_MAX_HEAD >> 10} KiB")).strip():
+                    while (line := await conn.read_until(HTTP_LINE_END, budget, f"{self._what}: the trailer "
+                                                         f"fields exceeded {HTTP_MAX_HEAD >> 10} KiB")).strip():
                         budget -= len(line)
                     self._eof = True
                     return b""
+                self._left = left
             data = await conn.read_some(READ_CHUNK if self._left is None else min(self._left, READ_CHUNK))
             if self._left is None:
                 self._eof = not data
@@ -1739,10 +1729,9 @@ class _HTTPResponse:
             if not data:
                 raise ConnectionResetError(f"the server closed the connection {self._left} bytes early")
             self._left -= len(data)
-            if not self._left:
-                if self._chunked:
-                    await conn.read_until(HTTP_LINE_END_ONLY, 2, f"{self._what}: a chunk is longer than its size")
-                self._eof = not self._chunked
+            if self._chunked and not self._left:
+                await conn.read_until(HTTP_CHUNK_END, 2, f"{self._what}: a chunk is longer than its size")
+            self._eof = not (self._left or self._chunked)
             return data
         except MCPError:
             raise
@@ -1789,16 +1778,16 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
     proxy = _proxy_for(scheme, host, port)
     key = (scheme, host.lower(), port, proxy[:2] if proxy else None)
     named = {k.lower() for k in headers}
-    netloc = (f"[{host}]" if ":" in host else host) + ("" if port == (443 if scheme == "https" else 80) else f":{port}")
-    fields = {"Host": netloc, "User-Agent": f"mcpmini/{__version__}", "Accept-Encoding": "identity"}
-    fields = {k: v for k, v in fields.items() if k.lower() not in named}
+    fields = {k: v for k, v in (("Host", (f"[{host}]" if ":" in host else host) + (
+        "" if port == (443 if scheme == "https" else 80) else f":{port}")), ("User-Agent", f"mcpmini/{__version__}"),
+        ("Accept-Encoding", "identity")) if k.lower() not in named}
     if body is not None or method in ("POST", "PUT", "PATCH"):
         fields["Content-Length"] = str(len(body or b""))
     if proxy and scheme == "http":  # absolute-form request line through the proxy
         target = url.split("#", 1)[0]
         fields.update(proxy[2])
     fields.update(headers)
-    if any(c in target for c in " \r\n\0") or any(c in v for v in fields.values() for c in "\r\n\0"):
+    if any(c in text for text in (target, *fields.values()) for c in "\r\n\0") or " " in target:
         raise ProtocolError(f"{what}: refused to send a line break or NUL in the request line or a header")
     try:
         request = "".join([f"{method} {target} HTTP/1.1\r\n", *(f"{k}: {v}\r\n" for k, v in fields.items()),
@@ -1814,25 +1803,21 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
             conn.arm(deadline, what, timeout)
             conn.transport.write(request)   # from here on, the server may have the request
             return _HTTPResponse(conn, pool, method, await conn.read_head(), url, what)
-        except MCPError:
+        except BaseException as exc:
             if conn is not None:
                 conn.close()
-            raise
-        except OSError as exc:
-            conn.close()
+            if isinstance(exc, ProtocolError):
+                raise ProtocolError(f"{what}: {exc}") from None
+            if isinstance(exc, MCPError) or not isinstance(exc, OSError):
+                raise
             # The server may close an idle keep-alive connection just as we reuse it (the pool
             # checked it just before); the request may have reached it all the same, so only
             # a request that is safe to repeat goes again (issue 12 item 3).
             if reused and attempt == 0 and idempotent and isinstance(exc, ConnectionError):
                 log.debug("%s: the reused connection failed (%s); retrying once on a new one", what, exc)
                 continue
-            via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
-            raise ConnectionClosed(f"the connection to {_safe_url(url)}{via} broke before the "
-                                   f"answer: {_os_reason(exc, host, port)}") from None
-        except BaseException:
-            if conn is not None:
-                conn.close()
-            raise
+            raise ConnectionClosed(f"the connection to {_safe_url(url)}{f' via proxy {proxy[0]}:{proxy[1]}' if proxy else ''}"
+                                   f" broke before the answer: {_os_reason(exc, host, port)}") from None
     raise AssertionError("unreachable")
 
 
@@ -1841,9 +1826,9 @@ async def _http_request(method: str, url: str, *, headers: dict[str, str] | None
                         pool: _ConnectionPool | None = None, idempotent: bool = False,
                         redirects: bool = True) -> _HTTPResponse:
     """One HTTP/1.1 request on asyncio (no threads); returns once the response headers arrived
-    (``.status``, ``.reason``, ``.headers.get(name)``, ``.url`` after redirects,
-    ``.media_type``; ``await .read(limit)``, ``.chunks()``, ``.events()``; ``.close()`` when
-    done, which keeps a fully read connection in ``pool``).
+    (``.status``, ``.reason``, ``.headers.get(name)``, ``.url`` after redirects, ``.media_type``;
+    ``await .read(limit)``, ``.chunks()``, ``.events()``; ``.close()`` when done, which keeps a
+    fully read connection in ``pool``).
 
     ``timeout`` is one deadline for the whole exchange: connecting, the headers and every body
     read (RequestTimeout); None means none (the caller cancels, which closes the connection).
@@ -1851,8 +1836,7 @@ async def _http_request(method: str, url: str, *, headers: dict[str, str] | None
     a broken connection it fails with ConnectionClosed (_NotSent when nothing was written).
     Redirects (unless ``redirects`` is False): http(s) only, at most MAX_REDIRECTS, POST only
     on 307/308, and a request with credentials or configured headers only within its origin.
-    Proxies from the environment (HTTP(S)_PROXY, NO_PROXY), certificates from the system store
-    (SSL_CERT_FILE, SSL_CERT_DIR).
+    Proxies from the environment (HTTP(S)_PROXY, NO_PROXY); certificates from the system store.
     """
     what = f"HTTP {method} {_safe_url(url)}"
     deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
@@ -1866,16 +1850,13 @@ async def _http_request(method: str, url: str, *, headers: dict[str, str] | None
         if resp.status not in (301, 302, 303, 307, 308) or not location or not redirects:
             return resp
         target = urljoin(url, location.strip())
-        problem = ""
-        if _origin(target) is None:
-            problem = "only http(s) redirects are followed"
-        elif hop == MAX_REDIRECTS:
-            problem = f"more than {MAX_REDIRECTS} redirects"
-        elif method == "POST" and resp.status not in (307, 308):
-            problem = "a POST is only redirected by 307/308 (it must not turn into a GET); use the final URL"
-        elif credentials and _origin(target) != _origin(url):
-            problem = ("not followed, because the request carries credentials or configured "
-                       "headers and the target is another origin; use the target URL directly if you trust it")
+        problem = ("only http(s) redirects are followed" if _origin(target) is None else
+                   f"more than {MAX_REDIRECTS} redirects" if hop == MAX_REDIRECTS else
+                   "a POST is only redirected by 307/308 (it must not turn into a GET); use the final URL"
+                   if method == "POST" and resp.status not in (307, 308) else
+                   "not followed, because the request carries credentials or configured headers and the "
+                   "target is another origin; use the target URL directly if you trust it"
+                   if credentials and _origin(target) != _origin(url) else "")
         if problem:
             resp.close()
             raise ProtocolError(f"{method} {_safe_url(url)} was redirected ({resp.status}) to "
@@ -1888,25 +1869,6 @@ async def _http_request(method: str, url: str, *, headers: dict[str, str] | None
             headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         url = target
     raise AssertionError("unreachable")
-
-
-async def _auth_request(auth: Any, method: str, url: str, headers: dict[str, str],
-                        **options: Any) -> _HTTPResponse:
-    """``_http_request`` with OAuth (the Auth part): ``auth`` adds its Authorization header to
-    ``headers`` (in place, so error messages see it); on 401/403 ``auth.challenge`` may get a
-    new token, and the request is sent again (bounded per request by ``tries``)."""
-    if auth is None:
-        return await _http_request(method, url, headers=headers, **options)
-    tries: dict[str, int] = {}
-    while True:
-        headers.pop("Authorization", None)
-        headers.update(await auth.headers(url))
-        resp = await _http_request(method, url, headers=headers, **options)
-        if resp.status not in (401, 403):
-            return resp
-        if not await auth.challenge(resp.status, resp.headers.get("WWW-Authenticate") or "", url, tries):
-            return resp   # the caller turns it into an AuthError
-        resp.close()
 
 
 # HTTP headers of MCP, authorization errors ---------------------------------------------------
@@ -2012,43 +1974,17 @@ def _drop_invalid_header_tools(tools: list[JSON], label: str, warned: set[str]) 
 
 
 def _auth_challenges(value: str) -> list[tuple[str, dict[str, str]]]:
-    """RFC 7235 challenges in order: [(scheme lowercased, {param: value})]. Walks the header
-    token by token (quoted strings with escapes, commas inside quotes), so a parameter name
-    quoted inside another value (``error_description="x scope=admin"``) is never taken."""
+    """RFC 9110 challenges in order: [(scheme lowercased, {param: value})]. Read item by item
+    (quoted strings with escapes, commas inside quotes), so a parameter name quoted inside
+    another value (``error_description="x scope=admin"``) is never taken; token68 is skipped."""
     out: list[tuple[str, dict[str, str]]] = []
-    i, n = 0, len(value)
-    while i < n:
-        while i < n and value[i] in " \t,":
-            i += 1
-        m = HEADER_TOKEN.match(value, i)
-        if not m:
-            break
-        word, i = m.group(0), m.end()
-        j = i
-        while j < n and value[j] in " \t":
-            j += 1
-        if j < n and value[j] == "=" and out:  # an auth-param of the current challenge
-            j += 1
-            while j < n and value[j] in " \t":
-                j += 1
-            if j < n and value[j] == '"':
-                j += 1
-                chars = []
-                while j < n and value[j] != '"':
-                    if value[j] == "\\" and j + 1 < n:
-                        j += 1
-                    chars.append(value[j])
-                    j += 1
-                param, i = "".join(chars), j + 1
-            else:
-                m2 = re.compile(r"[^\s,]*").match(value, j)
-                param, i = m2.group(0), m2.end()
-            out[-1][1].setdefault(word.lower(), param)
-        else:  # a new scheme (token68 values are skipped)
-            out.append((word.lower(), {}))
-            m3 = re.compile(r"\s*[A-Za-z0-9\-._~+/]+=*\s*(?=,|$)").match(value, i)
-            if m3 and "=" not in value[i:m3.end()].strip().rstrip("="):
-                i = m3.end()
+    pos = 0
+    while match := AUTH_ITEM.match(value, pos):
+        pos, (name, param, scheme) = match.end(), match.groups()
+        if scheme:
+            out.append((scheme.lower(), {}))
+        elif out:   # an auth-param of the current challenge
+            out[-1][1].setdefault(name.lower(), re.sub(r"\\(.)", r"\1", param[1:-1]) if param[:1] == '"' else param)
     return out
 
 
@@ -2105,16 +2041,32 @@ class _HTTPTransport(_Transport):
         self.auth = auth   # an _OAuth (see Auth) or None
         self.pool = _ConnectionPool()
 
+    async def _request(self, method: str, url: str, headers: dict[str, str], doing: str = "",
+                       **options: Any) -> _HTTPResponse:
+        """``_http_request`` on the pool, with OAuth: ``auth`` adds its Authorization header to
+        ``headers`` (in place, so error messages see it); on 401/403 ``auth.challenge`` may get
+        a new token, and the request goes again (bounded per request by ``tries``). A 401/403
+        that stands raises AuthError; a failed connection names the server (and ``doing``)."""
+        tries: dict[str, int] = {}
+        try:
+            while True:
+                if self.auth is not None:
+                    headers.pop("Authorization", None)
+                    headers.update(await self.auth.headers(url))
+                resp = await _http_request(method, url, headers=headers, pool=self.pool, **options)
+                if resp.status not in (401, 403):
+                    return resp
+                resp.close()
+                if self.auth is None or not await self.auth.challenge(
+                        resp.status, resp.headers.get("WWW-Authenticate") or "", url, tries):
+                    raise _auth_error(self.label, resp, url, headers)
+        except ConnectionClosed as exc:
+            raise type(exc)(f"{self.label}: {doing}{exc}") from None
+
     async def _get_event_stream(self, headers: dict[str, str], doing: str, failure: str) -> _HTTPResponse:
         """GET the URL as an SSE stream; 401/403 raise AuthError, any other answer that is
         not an event stream raises ConnectionClosed saying ``failure``."""
-        try:
-            resp = await _auth_request(self.auth, "GET", self.url, headers, timeout=None, pool=self.pool)
-        except ConnectionClosed as exc:
-            raise ConnectionClosed(f"{self.label}: {doing}: {exc}") from None
-        if resp.status in (401, 403):
-            resp.close()
-            raise _auth_error(self.label, resp, self.url, headers)
+        resp = await self._request("GET", self.url, headers, f"{doing}: ", timeout=None)
         if not 200 <= resp.status < 300 or resp.media_type != "text/event-stream":
             resp.close()
             raise ConnectionClosed(f"{self.label}: {failure} (GET answered HTTP {resp.status} "
@@ -2126,14 +2078,8 @@ class _HTTPTransport(_Transport):
         """POST a message that expects no reply in its answer (202). A JSON-RPC body that
         comes anyway is delivered, never lost. Returns (None, b"") on success, else the failed
         answer; 401/403 and transport failures raise."""
+        resp = await self._request("POST", url, headers, body=body, timeout=self.timeout)
         try:
-            resp = await _auth_request(self.auth, "POST", url, headers, body=body,
-                                       timeout=self.timeout, pool=self.pool)
-        except ConnectionClosed as exc:
-            raise ConnectionClosed(f"{self.label}: {exc}") from None
-        try:
-            if resp.status in (401, 403):
-                raise _auth_error(self.label, resp, url, headers)
             data = await resp.read()
         finally:
             resp.close()
@@ -2176,6 +2122,8 @@ class _StreamableHTTPTransport(_HTTPTransport):
         self.era: str | None = None              # MODERN_VERSION or "legacy", from what was sent
         self._flights: dict[int, _Flight] = {}
         self._listener: asyncio.Task | None = None   # the legacy GET stream
+        self._ending: asyncio.Task | None = None     # a flight reading its stream's end: the
+        # next request waits for its connection (a new one would be opened otherwise)
         self._closed = False
 
     # Sending ------------------------------------------------------------------------------
@@ -2263,15 +2211,11 @@ class _StreamableHTTPTransport(_HTTPTransport):
                 del self._flights[flight.rid]
 
     async def _exchange(self, flight: _Flight, headers: dict[str, str], body: bytes) -> None:
-        try:
-            resp = flight.response = await _auth_request(
-                self.auth, "POST", self.url, headers, body=body, timeout=None, pool=self.pool,
-                idempotent=flight.method in SAFE_TO_REPEAT)
-        except ConnectionClosed as exc:
-            raise type(exc)(f"{self.label}: {exc}") from None
+        if self._ending is not None and not self._ending.done():   # a reply stream is ending (its
+            await asyncio.wait((self._ending,), timeout=STREAM_END_WAIT)  # tail is a packet behind)
+        resp = flight.response = await self._request("POST", self.url, headers, body=body, timeout=None,
+                                                     idempotent=flight.method in SAFE_TO_REPEAT)
         status = resp.status
-        if status in (401, 403):
-            raise _auth_error(self.label, resp, self.url, headers)
         if status == 404 and not flight.modern and "Mcp-Session-Id" in headers:
             # spec: a 404 for a request that carried a session id: start a new session
             self.session_id = None
@@ -2332,6 +2276,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
             seen = parser.last_id
             events = resp.events(parser)
             if await self._consume(flight, events):
+                self._ending = asyncio.current_task()
                 with contextlib.suppress(asyncio.TimeoutError, MCPError):
                     # read the (normally immediate) end, so the connection can be reused
                     await asyncio.wait_for(self._consume(flight, events), STREAM_DRAIN_TIMEOUT)
@@ -2392,7 +2337,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
             if parser.last_id:
                 headers["Last-Event-ID"] = parser.last_id
             try:
-                resp = await _auth_request(self.auth, "GET", self.url, headers, timeout=None, pool=self.pool)
+                resp = await self._request("GET", self.url, headers, timeout=None)
             except MCPError as exc:
                 log.debug("%s: no GET stream: %s", self.label, exc)
                 return
@@ -2623,9 +2568,18 @@ class _TokenStore:
         self._held = False   # by a task of this process
         self._cache: tuple[Any, JSON] | None = None
 
+    @staticmethod
+    def entry(data: JSON, server_url: str) -> tuple[JSON | None, str, JSON | None]:
+        """(index, token key, tokens) of a server in ``data``; None where there is none."""
+        index = data["servers"].get(server_url)
+        index = index if isinstance(index, dict) else None
+        key = f"{(index or {}).get('issuer')} {(index or {}).get('resource')}"
+        token = data["tokens"].get(key) if index else None
+        return index, key, token if isinstance(token, dict) else None
+
     def peek(self) -> JSON:
-        """The data for reading, without a thread: the file is read again only when it changed
-        (every request asks for its token; the event loop must not wait for a thread)."""
+        """The data for reading: the file is read again only when it changed (every request
+        asks for its token)."""
         if self.path is None:
             return self._memory
         try:
@@ -2700,14 +2654,13 @@ class _TokenStore:
         if lock:
             os.makedirs(os.path.dirname(os.path.abspath(lock)), mode=0o700, exist_ok=True)
             try:
-                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with open(lock, "x", encoding="ascii") as f:   # O_EXCL
+                    f.write(f"{os.getpid()} {time.time()}")
             except FileExistsError:
                 with contextlib.suppress(OSError):
                     if time.time() - os.stat(lock).st_mtime > OAUTH_LOCK_STALE:
                         os.unlink(lock)   # left by a dead process
                 return False
-            os.write(fd, f"{os.getpid()} {time.time()}".encode())
-            os.close(fd)
         self._held = True
         return True
 
@@ -2808,20 +2761,12 @@ class _OAuth:
 
     # For the transport ------------------------------------------------------------------
 
-    def _token_entry(self, data: JSON) -> tuple[str | None, JSON | None]:
-        index = data["servers"].get(self.server_url)
-        if not isinstance(index, dict):
-            return None, None
-        key = f"{index.get('issuer')} {index.get('resource')}"
-        token = data["tokens"].get(key)
-        return key, token if isinstance(token, dict) else None
-
     async def headers(self, url: str) -> dict[str, str]:
         """``Authorization: Bearer`` for a request to ``url`` (only to the server's origin),
         refreshing first when the stored token is about to expire."""
         if _origin(url) != _origin(self.server_url):
             return {}  # rule: tokens only go to their own origin
-        _, token = self._token_entry(self.store.peek())
+        token = self.store.entry(self.store.peek(), self.server_url)[2]
         if token and token.get("refresh_token") and token.get("expires_at") and \
                 token["expires_at"] - OAUTH_REFRESH_MARGIN < time.time():
             async with self._lock:
@@ -3183,19 +3128,18 @@ class _OAuth:
         effort, each request bounded), then forget them; what happened, for people, or None
         when nothing was stored."""
         data = self.store.load()
-        index = data["servers"].get(self.server_url)
-        if not isinstance(index, dict):
+        index, key, token = self.store.entry(data, self.server_url)
+        if index is None:
             return None
-        token = data["tokens"].get(f"{index.get('issuer')} {index.get('resource')}")
         said = "forgotten"
-        if isinstance(token, dict):
+        if token is not None:
             try:
                 said = await self._revoke(data, index, token)
             except MCPError as exc:
                 said = f"forgotten here, but revoking them failed: {exc}"
         async with self.store.locked() as data:
             data["servers"].pop(self.server_url, None)
-            data["tokens"].pop(f"{index.get('issuer')} {index.get('resource')}", None)
+            data["tokens"].pop(key, None)
             if forget_client:
                 data["clients"].pop(index.get("issuer"), None)
         return said
@@ -3380,10 +3324,8 @@ def auth_state(server: ServerConfig | str) -> str:
         return "static header"
     if config.oauth is False:
         return "oauth off"
-    data = _TokenStore(_token_store_path()).load()
-    index = data["servers"].get(_canonical_url(config.url or ""))
-    token = data["tokens"].get(f"{index.get('issuer')} {index.get('resource')}") if isinstance(index, dict) else None
-    if not isinstance(token, dict):
+    index, _, token = _TokenStore.entry(_TokenStore(_token_store_path()).load(), _canonical_url(config.url or ""))
+    if index is None or token is None:
         return "not logged in"
     expires = token.get("expires_at")
     if not expires:
