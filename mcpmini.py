@@ -1512,7 +1512,7 @@ class _Connection(asyncio.Protocol):
 
     def reusable(self) -> bool:
         """Idle and open: the server has not closed it, nor sent anything unasked."""
-        return not (self.eof or self.buffer) and self.loop is asyncio.get_running_loop()
+        return not (self.eof or self.buffer) and self.loop.is_running()   # not an old loop
 
     def close(self) -> None:
         """Close it now; a waiting reader wakes up and fails."""
@@ -1665,7 +1665,7 @@ async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] 
         return conn
     except asyncio.TimeoutError:
         conn.close()
-        if left <= CONNECT_TIMEOUT:
+        if deadline is not None and left <= CONNECT_TIMEOUT:   # the exchange's own deadline came first
             raise RequestTimeout(what, timeout or 0) from None
         reason = f"no answer within {CONNECT_TIMEOUT:g} s"
     except (OSError, ProtocolError) as exc:
@@ -1692,7 +1692,7 @@ class _HTTPResponse:
         elif length is not None and coding is None:
             values = {v.strip() for v in length.split(",")}
             if len(values) != 1 or not (value := values.pop()).isdigit():
-                raise ProtocolError(f"{what}: invalid Content-Length {length[:40]!r}")
+                raise ProtocolError(f"invalid Content-Length {length[:40]!r}")
             self._left = int(value)
         tokens = self.headers.get("connection", "").lower()
         self._keep = self._left is not None and "close" not in tokens and (
@@ -1777,10 +1777,12 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
     scheme, host, port, target = _split_url(url)
     proxy = _proxy_for(scheme, host, port)
     key = (scheme, host.lower(), port, proxy[:2] if proxy else None)
+    netloc = f"[{host}]" if ":" in host else host
+    if port != (443 if scheme == "https" else 80):
+        netloc += f":{port}"
     named = {k.lower() for k in headers}
-    fields = {k: v for k, v in (("Host", (f"[{host}]" if ":" in host else host) + (
-        "" if port == (443 if scheme == "https" else 80) else f":{port}")), ("User-Agent", f"mcpmini/{__version__}"),
-        ("Accept-Encoding", "identity")) if k.lower() not in named}
+    fields = {k: v for k, v in {"Host": netloc, "User-Agent": f"mcpmini/{__version__}",
+                                "Accept-Encoding": "identity"}.items() if k.lower() not in named}
     if body is not None or method in ("POST", "PUT", "PATCH"):
         fields["Content-Length"] = str(len(body or b""))
     if proxy and scheme == "http":  # absolute-form request line through the proxy
@@ -1788,7 +1790,8 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
         fields.update(proxy[2])
     fields.update(headers)
     if any(c in text for text in (target, *fields.values()) for c in "\r\n\0") or " " in target:
-        raise ProtocolError(f"{what}: refused to send a line break or NUL in the request line or a header")
+        raise ProtocolError(f"{what}: refused to send a space, line break or NUL in the URL, or a line "
+                            "break or NUL in a header")
     try:
         request = "".join([f"{method} {target} HTTP/1.1\r\n", *(f"{k}: {v}\r\n" for k, v in fields.items()),
                            "\r\n"]).encode("latin-1") + (body or b"")
@@ -1816,8 +1819,9 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
             if reused and attempt == 0 and idempotent and isinstance(exc, ConnectionError):
                 log.debug("%s: the reused connection failed (%s); retrying once on a new one", what, exc)
                 continue
-            raise ConnectionClosed(f"the connection to {_safe_url(url)}{f' via proxy {proxy[0]}:{proxy[1]}' if proxy else ''}"
-                                   f" broke before the answer: {_os_reason(exc, host, port)}") from None
+            via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
+            raise ConnectionClosed(f"the connection to {_safe_url(url)}{via} broke before the answer: "
+                                   f"{_os_reason(exc, host, port)}") from None
     raise AssertionError("unreachable")
 
 

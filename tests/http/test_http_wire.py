@@ -155,6 +155,26 @@ def test_refused_names_the_host_and_port():
         run(fetch("POST", f"http://127.0.0.1:{port}/mcp", body=b"{}"))
 
 
+def test_a_server_that_never_accepts_is_given_up_after_the_connect_timeout(monkeypatch):
+    """A listen queue that is full drops the SYN: the connect hangs, as behind a firewall."""
+    monkeypatch.setattr(mcpmini, "CONNECT_TIMEOUT", 0.5)
+    with socket.create_server(("127.0.0.1", 0), backlog=0) as listener:
+        port = listener.getsockname()[1]
+        fillers = [socket.socket() for _ in range(4)]
+        for filler in fillers:
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+            with pytest.raises(mcpmini._NotSent, match="no answer within 0.5 s"):
+                run(fetch("POST", url, body=b"{}", timeout=None))   # no deadline of its own
+            with pytest.raises(mcpmini.RequestTimeout, match="timed out after 0.2 s"):
+                run(fetch("POST", url, body=b"{}", timeout=0.2))    # its deadline comes first
+        finally:
+            for filler in fillers:
+                filler.close()
+
+
 def test_speaking_tls_to_a_plain_server_says_so():
     with FakeHTTPServer(MCPFake()) as server:
         with pytest.raises(mcpmini.ConnectionClosed, match="does not speak TLS"):
