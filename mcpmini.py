@@ -1469,8 +1469,8 @@ class _Connection(asyncio.Protocol):
     it passes, the connection is closed and the reader gets RequestTimeout. A cancelled reader
     closes it too (2026-07-28: cancelling is closing the stream): nothing outlives its caller."""
 
-    def __init__(self, key: tuple) -> None:
-        self.key, self.loop = key, asyncio.get_running_loop()
+    def __init__(self, key: tuple, proxy: tuple[str, int, dict[str, str]] | None) -> None:
+        self.key, self.proxy, self.loop = key, proxy, asyncio.get_running_loop()
         self.transport: Any = None
         self.sock: Any = None
         self.buffer = bytearray()
@@ -1594,7 +1594,7 @@ class _Connection(asyncio.Protocol):
 
 
 class _ConnectionPool:
-    """Idle keep-alive connections by (scheme, host, port, proxy). A connection comes back
+    """Idle keep-alive connections by (scheme, host, port). A connection comes back
     only after its response was read to the end, and is taken again only while still open."""
 
     def __init__(self, limit: int = POOL_IDLE_MAX) -> None:
@@ -1633,7 +1633,7 @@ async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] 
     CONNECT_TIMEOUT and the exchange's deadline; _NotSent when it fails (nothing was written)."""
     import socket
     scheme, host, port, _ = _split_url(url)
-    conn = _Connection(key)
+    conn = _Connection(key, proxy)
     loop, tls, peer = conn.loop, _ssl_context() if scheme == "https" else None, proxy[:2] if proxy else (host, port)
 
     async def connect() -> None:
@@ -1702,6 +1702,11 @@ class _HTTPResponse:
     @property
     def media_type(self) -> str:
         return _media_type(self.headers.get("Content-Type"))
+
+    @property
+    def complete(self) -> bool:
+        """The whole body has been read."""
+        return self._eof
 
     async def _next(self) -> bytes:
         if self._eof:
@@ -1775,8 +1780,9 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
                 timeout: float | None) -> _HTTPResponse:
     """One request on a pooled or new connection, in one write; the response's head read."""
     scheme, host, port, target = _split_url(url)
-    proxy = _proxy_for(scheme, host, port)
-    key = (scheme, host.lower(), port, proxy[:2] if proxy else None)
+    key = (scheme, host.lower(), port)
+    conn = pool.get(key)   # an idle connection keeps the proxy it was opened with
+    proxy = conn.proxy if conn is not None else _proxy_for(scheme, host, port)
     netloc = f"[{host}]" if ":" in host else host
     if port != (443 if scheme == "https" else 80):
         netloc += f":{port}"
@@ -1798,7 +1804,6 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
     except UnicodeEncodeError:
         raise ProtocolError(f"{what}: a header or the URL is not ASCII/Latin-1") from None
     for attempt in (0, 1):
-        conn = pool.get(key)
         reused = conn is not None
         try:
             if conn is None:
@@ -1818,6 +1823,7 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
             # a request that is safe to repeat goes again (issue 12 item 3).
             if reused and attempt == 0 and idempotent and isinstance(exc, ConnectionError):
                 log.debug("%s: the reused connection failed (%s); retrying once on a new one", what, exc)
+                conn = None
                 continue
             via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
             raise ConnectionClosed(f"the connection to {_safe_url(url)}{via} broke before the answer: "
@@ -2280,10 +2286,10 @@ class _StreamableHTTPTransport(_HTTPTransport):
             seen = parser.last_id
             events = resp.events(parser)
             if await self._consume(flight, events):
-                self._ending = asyncio.current_task()
-                with contextlib.suppress(asyncio.TimeoutError, MCPError):
-                    # read the (normally immediate) end, so the connection can be reused
-                    await asyncio.wait_for(self._consume(flight, events), STREAM_DRAIN_TIMEOUT)
+                if not resp.complete:   # read the (normally immediate) end, so the connection can be reused
+                    self._ending = asyncio.current_task()
+                    with contextlib.suppress(asyncio.TimeoutError, MCPError):
+                        await asyncio.wait_for(self._consume(flight, events), STREAM_DRAIN_TIMEOUT)
                 return
             closed_at = time.monotonic()
             resp.close()
