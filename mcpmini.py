@@ -502,7 +502,7 @@ def _call_quietly(callback: Callable[..., Any], *args: Any) -> None:
 
 
 def _in_daemon_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future:
-    """Run a blocking call (a terminal read, a browser start, a socket step) in a daemon
+    """Run a blocking call (a terminal read, a browser start, a DNS lookup) in a daemon
     thread: unlike the executor's threads it never keeps the process alive at exit."""
     loop = asyncio.get_running_loop()
     future = loop.create_future()
@@ -1634,7 +1634,8 @@ async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] 
     import socket
     scheme, host, port, _ = _split_url(url)
     conn = _Connection(key, proxy)
-    loop, tls, peer = conn.loop, _ssl_context() if scheme == "https" else None, proxy[:2] if proxy else (host, port)
+    loop, peer = conn.loop, proxy[:2] if proxy else (host, port)
+    tls = _ssl_context() if scheme == "https" else None
 
     async def connect() -> None:
         infos = await _resolve(*peer)
@@ -1649,8 +1650,9 @@ async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] 
                 if i == len(infos) - 1:
                     raise
         direct = None if proxy else tls
-        await loop.create_connection(lambda: conn, sock=conn.sock, ssl=direct, server_hostname=host if direct else None)
-        if proxy and tls:
+        await loop.create_connection(lambda: conn, sock=conn.sock, ssl=direct,
+                                     server_hostname=host if direct else None)
+        if proxy and tls:   # a tunnel through the proxy, then TLS with the target's name
             authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
             fields = "".join(f"{k}: {v}\r\n" for k, v in proxy[2].items())
             conn.transport.write(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{fields}\r\n".encode("latin-1"))
@@ -1669,12 +1671,13 @@ async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] 
             raise RequestTimeout(what, timeout or 0) from None
         reason = f"no answer within {CONNECT_TIMEOUT:g} s"
     except (OSError, ProtocolError) as exc:
-        conn.close()   # before the TCP connection, a proxy's failure is the proxy's
+        conn.close()   # before there is a TCP connection, the failure is the peer's (or proxy's)
         reason = _os_reason(exc, *(peer if conn.transport is None else (host, port)))
     except BaseException:
         conn.close()
         raise
-    raise _NotSent(f"cannot reach {_safe_url(url)}{f' via proxy {peer[0]}:{peer[1]}' if proxy else ''}: {reason}")
+    via = f" via proxy {peer[0]}:{peer[1]}" if proxy else ""
+    raise _NotSent(f"cannot reach {_safe_url(url)}{via}: {reason}")
 
 
 class _HTTPResponse:
@@ -1771,8 +1774,10 @@ class _HTTPResponse:
     def close(self) -> None:
         """Done with it: an unread body closes the connection, a read one keeps it alive."""
         conn, self._conn = self._conn, None
-        if conn is not None:
-            self._pool.put(conn) if self._eof and self._keep else conn.close()
+        if conn is not None and self._eof and self._keep:
+            self._pool.put(conn)
+        elif conn is not None:
+            conn.close()
 
 
 async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str, str],
