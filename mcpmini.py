@@ -1427,16 +1427,6 @@ def _ssl_context() -> Any:
     return _ssl_contexts[key]
 
 
-async def _resolve(host: str, port: int) -> list[tuple]:
-    """The addresses of ``host``: an IP address at once, a name in a daemon thread (the resolver
-    blocks; asyncio's would borrow the default executor, whose threads hold the process at exit)."""
-    import socket
-    try:
-        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
-    except socket.gaierror:
-        return await _in_daemon_thread(socket.getaddrinfo, host, port, 0, socket.SOCK_STREAM)
-
-
 def _os_reason(exc: BaseException, host: str, port: int) -> str:
     """Why a connection to ``host`` failed, in words that say what to do."""
     import socket
@@ -1638,7 +1628,11 @@ async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] 
     tls = _ssl_context() if scheme == "https" else None
 
     async def connect() -> None:
-        infos = await _resolve(*peer)
+        try:   # an IP address at once, a name in a daemon thread: the resolver blocks, and
+            # asyncio's would borrow the default executor, whose threads hold the process at exit
+            infos = socket.getaddrinfo(*peer, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+        except socket.gaierror:
+            infos = await _in_daemon_thread(socket.getaddrinfo, *peer, 0, socket.SOCK_STREAM)
         for i, (family, kind, proto, _, address) in enumerate(infos):   # in the resolver's order
             conn.sock = socket.socket(family, kind, proto)
             conn.sock.setblocking(False)
