@@ -11,12 +11,11 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
 from http_fakes import FakeHTTPServer, MCPFake, RawServer, Reply, make_certificates, server_tls_context
-from http_harness import ROOT, hard_deadline, http_env, mcpmini, run  # noqa: F401
+from http_harness import ROOT, hard_deadline, http_env, mcpmini, run  # noqa: F401 (fixtures)
 
 
 async def fetch(method, url, **options):
