@@ -461,6 +461,10 @@ class RawServer:
                 self.closed.set()
 
     def close(self) -> None:
+        try:   # wakes the accept() blocked in the thread: a close() alone leaves it listening
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
 
     def __enter__(self) -> RawServer:
