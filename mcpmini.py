@@ -124,13 +124,24 @@ SSE_RETRY_MIN = 0.5             # a smaller `retry:` is raised to this (conforma
 MAX_SSE_RESUMES = 3             # reconnects in a row that deliver no message; the delay doubles
 POOL_IDLE_MAX = 4               # idle keep-alive connections kept per origin
 STREAM_DRAIN_TIMEOUT = 0.5      # reading a stream's end after the response, to reuse its connection
+STREAM_END_WAIT = 0.05          # a request waits this long for such an end (then uses its connection)
 HTTP_ACCEPT = "application/json, text/event-stream"   # spec: both media types, on every POST
 # Headers that may follow a redirect to another origin; any other one (Authorization, a cookie,
 # a configured header, the session id) restricts redirects to the same origin.
 PLAIN_HEADERS = frozenset({"accept", "content-type", "user-agent", "cache-control", "last-event-id",
                            "mcp-protocol-version", "mcp-method", "mcp-name"})
 HEADER_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")     # RFC 9110 token
+# One item of a WWW-Authenticate header: an auth-param (token = token / quoted-string), or a
+# scheme with the token68 that may follow it
+AUTH_ITEM = re.compile(rf'[\s,]*(?:({HEADER_TOKEN.pattern})[ \t]*=[ \t]*("(?:[^"\\]|\\.)*"|[^\s,]*)'
+                       rf'|({HEADER_TOKEN.pattern})(?:[ \t]+[\w\-.~+/]+=*(?=[ \t]*(?:,|$)))?)')
 SSE_LINE_END = re.compile(rb"\r\n|\r|\n")
+HTTP_LINE_END = re.compile(rb"\r?\n")
+HTTP_CHUNK_END = re.compile(rb"\A\r?\n")   # what must follow a chunk's data
+HTTP_HEAD_END = re.compile(rb"\r?\n\r?\n")   # the blank line that ends a header section
+HTTP_MAX_LINE = 64 << 10        # one header line of a response (http.client's limit too)
+HTTP_MAX_HEADERS = 100          # header fields of a response
+HTTP_MAX_HEAD = 256 << 10       # a response's whole header section (1xx ones included)
 BASE64_MARK = ("=?base64?", "?=")
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "no_proxy", "all_proxy",
                    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "REQUEST_METHOD")
@@ -224,7 +235,7 @@ MAX_BRIDGE_BODY = 4 << 20       # a request body `bridge --listen` accepts
 STATUS_DELAY = 1.0              # a wait longer than this shows the status line (on a terminal)
 STATUS_TICK = 0.25              # how often the status line is redrawn
 EXIT_CODES = {"remote": 1, "tool": 1, "agent": 1, "usage": 2, "config": 2, "connection": 3,
-              "protocol": 3, "auth": 4, "timeout": 124, "interrupted": 130}
+              "protocol": 3, "auth": 4, "timeout": 124, "interrupted": 130, "terminated": 143}
 # Characters a server or a model could use against a terminal or a reader: C0 controls (but
 # newline and tab), DEL, C1, and the invisible formatting characters (Unicode category Cf: bidi
 # overrides, zero-width characters, tag characters U+E0000-E007F...) that hide or reorder text.
@@ -400,11 +411,12 @@ _secrets: set[str] = set()   # every known secret value, replaced wherever text 
 
 
 def _remember_secret(value: Any) -> None:
-    """From now on, ``value`` (and its JSON-escaped form, and the token of ``Bearer <token>``)
-    is replaced by ``***`` in everything shown."""
+    """From now on, ``value`` (and its JSON-escaped and URL-encoded forms, and the token of
+    ``Bearer <token>`` or ``Basic <credentials>``) is replaced by ``***`` in everything shown."""
     if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LENGTH:
-        for form in (value, json.dumps(value, ensure_ascii=False)[1:-1]):  # as is, and in JSON
-            _secrets.add(form)
+        # as is, in JSON, and URL-encoded as in a query or a form (a server may echo either)
+        _secrets.update((value, json.dumps(value, ensure_ascii=False)[1:-1], quote(value, safe=""),
+                         quote(value, safe="").replace("%20", "+")))
         scheme, _, token = value.partition(" ")  # "Bearer abc…": the token alone too
         if len(token) >= MIN_SECRET_LENGTH and scheme.isalpha():
             _remember_secret(token)
@@ -521,7 +533,7 @@ def _call_quietly(callback: Callable[..., Any], *args: Any) -> None:
 
 
 def _in_daemon_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future:
-    """Run a blocking call (a terminal read, a browser start, a socket step) in a daemon
+    """Run a blocking call (a terminal read, a browser start, a DNS lookup) in a daemon
     thread: unlike the executor's threads it never keeps the process alive at exit."""
     loop = asyncio.get_running_loop()
     future = loop.create_future()
@@ -1001,6 +1013,8 @@ class _StdioTransport(_Transport):
         proc = self.proc
         if proc is None or proc.stdin is None or proc.stdin.is_closing():
             raise _NotSent(f"{self.label}: not connected")
+        if self._eof.is_set():   # its output is closed: nothing written now could be answered
+            raise _NotSent(str(self._closed_error("the server closed its output")))
         if message.get("method") == "server/discover" and self._probe_noise is None:
             self._probe_noise = [0]
         elif self._probe_noise and "method" in message:   # the probe was answered
@@ -1445,326 +1459,323 @@ def _ssl_context() -> Any:
     """The system's certificate store; SSL_CERT_FILE/SSL_CERT_DIR are honoured by OpenSSL."""
     import ssl
     key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-    context = _ssl_contexts.get(key)
-    if context is None:
-        context = _ssl_contexts[key] = ssl.create_default_context()
-    return context
+    if key not in _ssl_contexts:
+        _ssl_contexts[key] = ssl.create_default_context()
+    return _ssl_contexts[key]
 
 
-def _shutdown(sock: Any) -> None:
-    """Wake a read blocked on ``sock`` in another thread (close() would not)."""
+def _os_reason(exc: BaseException, host: str, port: int) -> str:
+    """Why a connection to ``host`` failed, in words that say what to do."""
     import socket
-    with contextlib.suppress(OSError, TypeError):
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the base method: no TLS state touched
+    import ssl
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        unknown = "is signed by an unknown authority: to trust a private CA, point SSL_CERT_FILE at its certificate"
+        problem = {9: "is not valid yet (is this machine's clock right?)", 10: "has expired", 19: unknown,
+                   18: "is self-signed: to trust it, point SSL_CERT_FILE at it", 20: unknown, 21: unknown,
+                   62: f"is not valid for the name {host}", 64: f"is not valid for the address {host}"}
+        return f"the TLS certificate of {host} {problem.get(exc.verify_code, f'was refused: {exc.verify_message}')}"
+    if isinstance(exc, ssl.SSLError) and "WRONG_VERSION_NUMBER" in str(exc):
+        return f"{host} port {port} does not speak TLS (is it an http:// URL?)"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"connection refused by {host} port {port} (is the server running, on that port?)"
+    if isinstance(exc, socket.gaierror):
+        return f"cannot resolve the host name {host} ({exc.strerror})"
+    return _redact(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)
+
+
+class _Headers(dict):
+    """Response header fields by lower-case name; a repeated field's values joined by ", "."""
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return dict.get(self, name.lower(), default)
+
+
+class _Connection(asyncio.Protocol):
+    """One HTTP/1.1 connection as an asyncio protocol (no threads): the loop fills ``buffer``,
+    readers wait in ``_more()``. ``arm()`` sets the one deadline of the exchange using it; when
+    it passes, the connection is closed and the reader gets RequestTimeout. A cancelled reader
+    closes it too (2026-07-28: cancelling is closing the stream): nothing outlives its caller."""
+
+    def __init__(self, key: tuple, proxy: tuple[str, int, dict[str, str]] | None) -> None:
+        self.key, self.proxy, self.loop = key, proxy, asyncio.get_running_loop()
+        self.transport: Any = None
+        self.sock: Any = None
+        self.buffer = bytearray()
+        self.eof = self.paused = False
+        self.error: BaseException | None = None   # what ended the connection
+        self._waiter: asyncio.Future | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if len(self.buffer) > 4 * READ_CHUNK and not self.paused:  # the reader lags behind
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> None:
+        self.connection_lost(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof, self.error = True, self.error or exc
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None:
+            _settle(self._waiter, None)
+
+    def arm(self, deadline: float | None, what: str = "", timeout: float | None = None) -> None:
+        """The deadline (loop time) of the exchange now using the connection; None: none."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None if deadline is None else self.loop.call_at(deadline, self._expire, what, timeout)
+
+    def _expire(self, what: str, timeout: float | None) -> None:
+        self.error = RequestTimeout(what, timeout or 0)
+        self.close()
+
+    def reusable(self) -> bool:
+        """Idle and open: the server has not closed it, nor sent anything unasked."""
+        return not (self.eof or self.buffer) and self.loop.is_running()   # not an old loop
+
+    def close(self) -> None:
+        """Close it now; a waiting reader wakes up and fails."""
+        self.arm(None)
+        self.eof, self.error = True, self.error or ConnectionAbortedError("the HTTP exchange was closed")
+        if self.transport is not None and not self.loop.is_closed():
+            self.transport.abort()
+        elif self.sock is not None:   # not connected yet, or its loop is gone
+            self.sock.close()
+        self._wake()
+
+    async def _more(self) -> None:
+        if self.eof:
+            raise self.error or ConnectionResetError("the server closed the connection")
+        if self.paused:
+            self.paused = False
+            self.transport.resume_reading()
+        self._waiter = self.loop.create_future()
+        try:
+            await self._waiter
+        except asyncio.CancelledError:
+            self.close()   # the stream is unusable once its reader gave up
+            raise
+        finally:
+            self._waiter = None
+        if isinstance(self.error, RequestTimeout):
+            raise self.error
+
+    async def read_until(self, end: re.Pattern, limit: int, too_long: str) -> bytes:
+        """The bytes up to the first match of ``end`` (a line end, a blank line); ProtocolError
+        ``too_long`` when none comes within ``limit`` bytes."""
+        start = 0
+        while not (match := end.search(self.buffer, start, limit)):
+            if len(self.buffer) >= limit:
+                raise ProtocolError(too_long)
+            start = max(len(self.buffer) - 3, 0)
+            await self._more()
+        data = bytes(self.buffer[:match.end()])
+        del self.buffer[:match.end()]
+        return data
+
+    async def read_some(self, n: int) -> bytes:
+        """Up to ``n`` bytes as soon as there are any; b"" at a clean end of the stream."""
+        while not self.buffer:
+            if self.eof:
+                if self.error:
+                    raise self.error
+                return b""
+            await self._more()
+        data = bytes(self.buffer[:n])
+        del self.buffer[:n]
+        return data
+
+    async def read_head(self) -> tuple[bytes, int, str, _Headers]:
+        """(version, status, reason, fields) of the next final response (1xx are skipped).
+        Limits: HTTP_MAX_LINE a line, HTTP_MAX_HEADERS fields, HTTP_MAX_HEAD in all; a field
+        folded over lines (obsolete, RFC 9112 §5.2) is refused."""
+        budget = HTTP_MAX_HEAD
+        while True:
+            lines = (await self.read_until(HTTP_HEAD_END, budget, "the response header exceeded "
+                                           f"{HTTP_MAX_HEAD >> 10} KiB")).splitlines()
+            budget -= sum(len(line) + 2 for line in lines)
+            version, _, rest = lines[0].partition(b" ")
+            code, _, reason = rest.partition(b" ")
+            if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
+                raise ProtocolError(f"not an HTTP/1.x response: {lines[0][:60]!r}")
+            if len(lines) > HTTP_MAX_HEADERS + 2 or max(map(len, lines)) > HTTP_MAX_LINE:
+                raise ProtocolError(f"the response header has more than {HTTP_MAX_HEADERS} fields "
+                                    f"or a line over {HTTP_MAX_LINE >> 10} KiB")
+            fields = _Headers()
+            for line in lines[1:-1]:
+                name, colon, value = (part.decode("latin-1") for part in line.partition(b":"))
+                if not colon or not HEADER_TOKEN.fullmatch(name):   # a folded line starts with a space
+                    raise ProtocolError(f"malformed HTTP header line {line[:60]!r}")
+                name, value = name.lower(), value.strip(" \t")
+                fields[name] = f"{fields[name]}, {value}" if name in fields else value
+            if int(code) >= 200:
+                return version, int(code), reason.decode("latin-1"), fields
 
 
 class _ConnectionPool:
-    """Idle keep-alive connections by (scheme, host, port, proxy). A connection comes back
-    only after its response was read to the end."""
+    """Idle keep-alive connections by (scheme, host, port). A connection comes back
+    only after its response was read to the end, and is taken again only while still open."""
 
     def __init__(self, limit: int = POOL_IDLE_MAX) -> None:
         self.limit = limit
-        self._idle: dict[tuple, list[Any]] = {}
-        self._lock = threading.Lock()
+        self._idle: dict[tuple, list[_Connection]] = {}
 
-    def get(self, key: tuple) -> Any:
-        import select
-        while True:
-            with self._lock:
-                conns = self._idle.get(key)
-                if not conns:
-                    return None
-                conn = conns.pop()
-            try:  # an idle socket that is readable was closed by the server (or is garbage)
-                stale = conn.sock is None or bool(select.select([conn.sock], [], [], 0)[0])
-            except (OSError, ValueError):
-                stale = True
-            if not stale:
+    def get(self, key: tuple) -> _Connection | None:
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if conn.reusable():
                 return conn
             conn.close()
+        return None
 
-    def put(self, key: tuple, conn: Any) -> None:
-        with self._lock:
-            conns = self._idle.setdefault(key, [])
-            if len(conns) < self.limit:
-                conns.append(conn)
-                return
-        conn.close()
+    def put(self, conn: _Connection) -> None:
+        conn.arm(None)
+        idle = self._idle.setdefault(conn.key, [])
+        if conn.reusable() and len(idle) < self.limit:
+            idle.append(conn)
+        else:
+            conn.close()
 
     def close(self) -> None:
-        with self._lock:
-            conns = [c for idle in self._idle.values() for c in idle]
-            self._idle.clear()
-        for conn in conns:
-            with contextlib.suppress(Exception):
+        for idle in self._idle.values():
+            for conn in idle:
                 conn.close()
+        self._idle.clear()
 _default_pool = _ConnectionPool()
 
 
-class _Exchange:
-    """One HTTP request (with its redirects) and its response body.
-
-    Every blocking step runs on a daemon thread of its own — never the default executor: long
-    SSE reads would exhaust it, and ``asyncio.run`` waits for it on exit. ``abort()`` (any
-    thread) shuts the socket down, which wakes a read blocked in another thread.
-    """
-
-    def __init__(self, pool: _ConnectionPool) -> None:
-        self.pool = pool
-        self.key: tuple | None = None
-        self.conn: Any = None
-        self.sock: Any = None
-        self.resp: Any = None
-        self.aborted = self.released = self._busy = self.idempotent = False
-        self._lock = threading.Lock()
-
-    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run ``fn(*args)`` on a new daemon thread; cancelling the caller aborts the exchange."""
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-
-        def target() -> None:
-            try:
-                result, exc = self._job(fn, *args), None
-            except BaseException as error:  # handed to the loop, raised there
-                result, exc = None, error
-            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
-                loop.call_soon_threadsafe(_settle, future, result, exc)
-
-        threading.Thread(target=target, name="mcpmini-http", daemon=True).start()
-        try:
-            return await future
-        except asyncio.CancelledError:
-            self.abort()
-            raise
-
-    def _job(self, fn: Callable[..., Any], *args: Any) -> Any:
-        with self._lock:
-            if self.aborted:
-                raise ConnectionClosed("the HTTP exchange was closed")
-            self._busy = True
-        try:
-            return fn(*args)
-        finally:
-            with self._lock:
-                self._busy = False
-                dispose = self.aborted
-            if dispose:
-                self._dispose()
-
-    def abort(self) -> None:
-        """Close this exchange now; a no-op once its connection went back to the pool."""
-        with self._lock:
-            if self.released or self.aborted:
-                return
-            self.aborted = True
-            sock, busy = self.sock, self._busy
-        if sock is not None:
-            _shutdown(sock)
-        if not busy:  # otherwise the running job disposes of it when it returns
-            self._dispose()
-
-    def _dispose(self) -> None:
-        for thing in (self.resp, self.conn):
-            if thing is not None:
-                with contextlib.suppress(Exception):
-                    thing.close()
-
-    # Blocking steps (on the exchange's thread) ------------------------------------------
-
-    def open(self, method: str, url: str, headers: dict[str, str], body: bytes | None,
-             idempotent: bool, redirects: bool) -> tuple[Any, str]:
-        """Send the request, following redirects; the response with its headers read."""
-        credentials = any(k.lower() not in PLAIN_HEADERS and not k.lower().startswith("mcp-param-")
-                          for k in headers)
-        self.idempotent = idempotent or method in ("GET", "HEAD", "DELETE")
-        try:
-            return self._open(method, url, headers, body, credentials, redirects)
-        except BaseException:
-            with self._lock:
-                self.aborted = True
-            self._dispose()
-            raise
-
-    def _open(self, method: str, url: str, headers: dict[str, str], body: bytes | None,
-              credentials: bool, redirects: bool) -> tuple[Any, str]:
-        for hop in range(MAX_REDIRECTS + 1):
-            resp = self._send(method, url, headers, body)
-            location = resp.getheader("Location")
-            if resp.status not in (301, 302, 303, 307, 308) or not location or not redirects:
-                return resp, url
-            target = urljoin(url, location.strip())
-            where = f"{method} {_safe_url(url)} was redirected ({resp.status}) to {_safe_url(target)}"
-            if _origin(target) is None:
-                raise ProtocolError(f"{where}: only http(s) redirects are followed")
-            if hop == MAX_REDIRECTS:
-                raise ProtocolError(f"{where}: more than {MAX_REDIRECTS} redirects")
-            if method == "POST" and resp.status not in (307, 308):
-                raise ProtocolError(f"{where}: a POST is only redirected by 307/308 (it must not "
-                                    "turn into a GET); use the final URL")
-            if credentials and _origin(target) != _origin(url):
-                raise ProtocolError(f"{where}: not followed, because the request carries "
-                                    "credentials or configured headers and the target is another "
-                                    "origin; use the target URL directly if you trust it")
-            self._finish_redirect(resp)
-            if resp.status == 303 and method != "GET":
-                method, body = "GET", None
-                headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
-            url = target
-        raise AssertionError("unreachable")
-
-    def _send(self, method: str, url: str, headers: dict[str, str], body: bytes | None) -> Any:
-        import http.client
-        scheme, host, port, target = _split_url(url)
-        proxy = _proxy_for(scheme, host, port)
-        key = (scheme, host.lower(), port, proxy[:2] if proxy else None)
-        headers = dict(headers)
-        if not _has_header(headers, "user-agent"):
-            headers["User-Agent"] = f"mcpmini/{__version__}"
-        if proxy and scheme == "http":  # absolute-form request line through the proxy
-            target = url.split("#", 1)[0]
-            headers.update(proxy[2])
-        for attempt in (0, 1):
-            conn = self.pool.get(key)
-            reused, sent = conn is not None, False
-            if conn is None:
-                conn = self._new_connection(scheme, host, port, proxy)
-            with self._lock:
-                self.conn, self.key, self.sock, self.resp = conn, key, conn.sock, None
-                aborted = self.aborted
-            try:
-                if aborted:
-                    raise ConnectionClosed("the HTTP exchange was closed")
-                if not reused:
-                    conn.connect()
-                    with self._lock:
-                        self.sock = conn.sock
-                        aborted = self.aborted
-                    if aborted:
-                        raise ConnectionClosed("the HTTP exchange was closed")
-                    conn.sock.settimeout(None)  # deadlines are kept by the loop (abort)
-                sent = True   # from here on, the server may have the request
-                conn.request(method, target, body=body, headers=headers)
-                resp = conn.getresponse()
-            except MCPError:
-                conn.close()
-                raise
-            except (OSError, http.client.HTTPException) as exc:
-                conn.close()
-                if self.aborted:
-                    raise ConnectionClosed("the HTTP exchange was closed") from None
-                # The server may close an idle keep-alive connection just as we reuse it (the
-                # pool checked it just before); the request may have reached it all the same,
-                # so only a request that is safe to repeat goes again.
-                if reused and attempt == 0 and isinstance(exc, ConnectionError) and self.idempotent:
-                    log.debug("%s %s: the reused connection failed (%s); retrying once on a new one",
-                              method, _safe_url(url), exc)
-                    continue
-                via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
-                if not sent:
-                    raise _NotSent(f"cannot reach {_safe_url(url)}{via}: {_os_reason(exc)}") from None
-                raise ConnectionClosed(f"the connection to {_safe_url(url)}{via} broke before the "
-                                       f"answer: {_os_reason(exc)}") from None
-            with self._lock:
-                self.resp = resp
-            return resp
-        raise AssertionError("unreachable")
-
-    def _new_connection(self, scheme: str, host: str, port: int,
-                        proxy: tuple[str, int, dict[str, str]] | None) -> Any:
-        import http.client
-        if scheme == "https":
-            context = _ssl_context()
-            if proxy:  # CONNECT tunnel, then TLS with the target's name
-                conn = http.client.HTTPSConnection(proxy[0], proxy[1], timeout=CONNECT_TIMEOUT,
-                                                   context=context)
-                conn.set_tunnel(host, port, headers=proxy[2])
-                return conn
-            return http.client.HTTPSConnection(host, port, timeout=CONNECT_TIMEOUT, context=context)
-        if proxy:
-            return http.client.HTTPConnection(proxy[0], proxy[1], timeout=CONNECT_TIMEOUT)
-        return http.client.HTTPConnection(host, port, timeout=CONNECT_TIMEOUT)
-
-    def _finish_redirect(self, resp: Any) -> None:
-        """Read a redirect's (small) body so its connection can be reused; else drop it."""
-        with contextlib.suppress(Exception):
-            resp.read(1 << 16)
-        conn = self.conn
-        if resp.isclosed() and conn.sock is not None:
-            self.pool.put(self.key, conn)
-        else:
-            resp.close()
-            conn.close()
-
-    def read1(self) -> tuple[bytes, bool]:
-        """The next piece of the body as soon as any arrives, and whether the body ended."""
-        resp = self.resp
-        try:
-            data = resp.read1(READ_CHUNK)
-            # 3.10's read1 never marks a body of known length as done: read() does
-            end = not data or (not resp.chunked and resp.length == 0)
-            if end and not resp.isclosed():
-                resp.read()
-        except Exception as exc:  # OSError, http.client.IncompleteRead...
-            if self.aborted:
-                raise ConnectionClosed("the HTTP exchange was closed") from None
-            raise ConnectionClosed(f"the HTTP response broke off: {_os_reason(exc)}") from None
-        if end:
-            self._release()
-        return data, end
-
-    def _release(self) -> None:
-        """The body was read to the end: the connection may serve the next request."""
-        with self._lock:
-            if self.aborted or self.released:
-                return
-            self.released = True
-            conn, resp, key = self.conn, self.resp, self.key
-        if conn is not None and conn.sock is not None and (resp is None or resp.isclosed()):
-            self.pool.put(key, conn)
-        elif conn is not None:
-            conn.close()
-
-
-def _os_reason(exc: BaseException) -> str:
+async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] | None,
+                   deadline: float | None, what: str, timeout: float | None) -> _Connection:
+    """A new connection: TCP (to the proxy, if any), then for https TLS with the system's
+    certificates and the host's name, through a CONNECT tunnel when proxied. Bounded by
+    CONNECT_TIMEOUT and the exchange's deadline; _NotSent when it fails (nothing was written)."""
     import socket
-    if isinstance(exc, socket.timeout):
-        return f"timed out after {CONNECT_TIMEOUT:g} s"
-    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    if "CERTIFICATE_VERIFY_FAILED" in str(exc):
-        text = f"{exc} (to trust a private CA, point SSL_CERT_FILE at its certificate)"
-    return _redact(text)
+    scheme, host, port, _ = _split_url(url)
+    conn = _Connection(key, proxy)
+    loop, peer = conn.loop, proxy[:2] if proxy else (host, port)
+    tls = _ssl_context() if scheme == "https" else None
+
+    async def connect() -> None:
+        try:   # an IP address at once, a name in a daemon thread: the resolver blocks, and
+            # asyncio's would borrow the default executor, whose threads hold the process at exit
+            infos = socket.getaddrinfo(*peer, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+        except socket.gaierror:
+            infos = await _in_daemon_thread(socket.getaddrinfo, *peer, 0, socket.SOCK_STREAM)
+        for i, (family, kind, proto, _, address) in enumerate(infos):   # in the resolver's order
+            conn.sock = socket.socket(family, kind, proto)
+            conn.sock.setblocking(False)
+            try:
+                await loop.sock_connect(conn.sock, address)
+                break
+            except OSError:
+                conn.sock.close()
+                if i == len(infos) - 1:
+                    raise
+        direct = None if proxy else tls
+        await loop.create_connection(lambda: conn, sock=conn.sock, ssl=direct,
+                                     server_hostname=host if direct else None)
+        if proxy and tls:   # a tunnel through the proxy, then TLS with the target's name
+            authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            fields = "".join(f"{k}: {v}\r\n" for k, v in proxy[2].items())
+            conn.transport.write(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{fields}\r\n".encode("latin-1"))
+            _, status, reason, _ = await conn.read_head()
+            if status != 200:
+                raise ConnectionRefusedError(f"the proxy refused the tunnel to {authority}: HTTP {status} {reason}")
+            conn.transport = await loop.start_tls(conn.transport, conn, tls, server_hostname=host)
+
+    left = CONNECT_TIMEOUT if deadline is None else deadline - loop.time()
+    try:
+        await asyncio.wait_for(connect(), max(min(left, CONNECT_TIMEOUT), 0))
+        return conn
+    except asyncio.TimeoutError:
+        conn.close()
+        if deadline is not None and left <= CONNECT_TIMEOUT:   # the exchange's own deadline came first
+            raise RequestTimeout(what, timeout or 0) from None
+        reason = f"no answer within {CONNECT_TIMEOUT:g} s"
+    except (OSError, ProtocolError) as exc:
+        conn.close()   # before there is a TCP connection, the failure is the peer's (or proxy's)
+        reason = _os_reason(exc, *(peer if conn.transport is None else (host, port)))
+    except BaseException:
+        conn.close()
+        raise
+    via = f" via proxy {peer[0]}:{peer[1]}" if proxy else ""
+    raise _NotSent(f"cannot reach {_safe_url(url)}{via}: {reason}")
 
 
 class _HTTPResponse:
     """An HTTP response whose body is still on the wire; see ``_http_request``."""
 
-    def __init__(self, exchange: _Exchange, resp: Any, url: str, deadline: float | None,
-                 timeout: float | None, what: str) -> None:
-        self.status: int = resp.status
-        self.reason: str = resp.reason
-        self.headers = resp.msg
-        self.url = url
-        self._exchange, self._deadline, self._timeout, self._what = exchange, deadline, timeout, what
-        self._eof = False
+    def __init__(self, conn: _Connection, pool: _ConnectionPool, method: str,
+                 head: tuple[bytes, int, str, _Headers], url: str, what: str) -> None:
+        version, self.status, self.reason, self.headers = head
+        self.url, self._what, self._conn, self._pool = url, what, conn, pool
+        coding, length = self.headers.get("transfer-encoding"), self.headers.get("content-length")
+        self._chunked = coding is not None and coding.rpartition(",")[2].strip().lower() == "chunked"
+        self._left: int | None = 0 if self._chunked else None   # of the body (or chunk); None: to the end
+        if method == "HEAD" or self.status in (204, 304):
+            self._chunked, self._left = False, 0
+        elif length is not None and coding is None:
+            values = {v.strip() for v in length.split(",")}
+            if len(values) != 1 or not (value := values.pop()).isdigit():
+                raise ProtocolError(f"invalid Content-Length {length[:40]!r}")
+            self._left = int(value)
+        tokens = self.headers.get("connection", "").lower()
+        self._keep = self._left is not None and "close" not in tokens and (
+            version == b"HTTP/1.1" or "keep-alive" in tokens)
+        self._eof = self._left == 0 and not self._chunked
 
     @property
     def media_type(self) -> str:
         return _media_type(self.headers.get("Content-Type"))
 
+    @property
+    def complete(self) -> bool:
+        """The whole body has been read."""
+        return self._eof
+
     async def _next(self) -> bytes:
         if self._eof:
             return b""
-        step = self._exchange.call(self._exchange.read1)
-        if self._deadline is None:
-            data, self._eof = await step
-            return data
+        if (conn := self._conn) is None:
+            raise ConnectionClosed(f"{self._what}: the response was closed")
         try:
-            data, self._eof = await asyncio.wait_for(step, max(self._deadline - time.monotonic(), 0))
-        except asyncio.TimeoutError:
-            self._exchange.abort()
-            raise RequestTimeout(self._what, self._timeout or 0) from None
-        return data
+            if self._chunked and not self._left:
+                line = await conn.read_until(HTTP_LINE_END, HTTP_MAX_LINE, f"{self._what}: a chunk line is too long")
+                size = line.split(b";", 1)[0].strip()
+                if not size or len(size) > 15 or size.strip(b"0123456789abcdefABCDEF"):
+                    raise ProtocolError(f"{self._what}: a malformed chunk size {line[:40]!r}")
+                if not (left := int(size, 16)):   # the last chunk; trailer fields (skipped), a blank line
+                    budget = HTTP_MAX_HEAD
+                    while (line := await conn.read_until(HTTP_LINE_END, budget, f"{self._what}: the trailer "
+                                                         f"fields exceeded {HTTP_MAX_HEAD >> 10} KiB")).strip():
+                        budget -= len(line)
+                    self._eof = True
+                    return b""
+                self._left = left
+            data = await conn.read_some(READ_CHUNK if self._left is None else min(self._left, READ_CHUNK))
+            if self._left is None:
+                self._eof = not data
+                return data
+            if not data:
+                raise ConnectionResetError(f"the server closed the connection {self._left} bytes early")
+            self._left -= len(data)
+            if self._chunked and not self._left:
+                await conn.read_until(HTTP_CHUNK_END, 2, f"{self._what}: a chunk is longer than its size")
+            self._eof = not (self._left or self._chunked)
+            return data
+        except MCPError:
+            raise
+        except OSError as exc:
+            raise ConnectionClosed(f"{self._what}: the response broke off: {_os_reason(exc, '', 0)}") from None
 
     async def chunks(self) -> Any:
         """The body, piece by piece as it arrives."""
@@ -1779,7 +1790,8 @@ class _HTTPResponse:
             size += len(data)
             if size > limit:
                 self.close()
-                raise ProtocolError(f"{self._what}: the response exceeded {limit >> 20} MiB")
+                shown = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit:,} bytes"
+                raise ProtocolError(f"{self._what}: the response exceeded {shown}")
             parts.append(data)
         return b"".join(parts)
 
@@ -1792,55 +1804,117 @@ class _HTTPResponse:
 
     def close(self) -> None:
         """Done with it: an unread body closes the connection, a read one keeps it alive."""
-        if not self._eof:
-            self._exchange.abort()
+        conn, self._conn = self._conn, None
+        if conn is not None and self._eof and self._keep:
+            self._pool.put(conn)
+        elif conn is not None:
+            conn.close()
+
+
+async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str, str],
+                body: bytes | None, idempotent: bool, deadline: float | None, what: str,
+                timeout: float | None) -> _HTTPResponse:
+    """One request on a pooled or new connection, in one write; the response's head read."""
+    scheme, host, port, target = _split_url(url)
+    key = (scheme, host.lower(), port)
+    conn = pool.get(key)   # an idle connection keeps the proxy it was opened with
+    proxy = conn.proxy if conn is not None else _proxy_for(scheme, host, port)
+    netloc = f"[{host}]" if ":" in host else host
+    if port != (443 if scheme == "https" else 80):
+        netloc += f":{port}"
+    named = {k.lower() for k in headers}
+    fields = {k: v for k, v in {"Host": netloc, "User-Agent": f"mcpmini/{__version__}",
+                                "Accept-Encoding": "identity"}.items() if k.lower() not in named}
+    if body is not None or method in ("POST", "PUT", "PATCH"):
+        fields["Content-Length"] = str(len(body or b""))
+    if proxy and scheme == "http":  # absolute-form request line through the proxy
+        target = url.split("#", 1)[0]
+        fields.update(proxy[2])
+    fields.update(headers)
+    if any(c in text for text in (target, *fields.values()) for c in "\r\n\0") or " " in target:
+        raise ProtocolError(f"{what}: refused to send a space, line break or NUL in the URL, or a line "
+                            "break or NUL in a header")
+    try:
+        request = "".join([f"{method} {target} HTTP/1.1\r\n", *(f"{k}: {v}\r\n" for k, v in fields.items()),
+                           "\r\n"]).encode("latin-1") + (body or b"")
+    except UnicodeEncodeError:
+        raise ProtocolError(f"{what}: a header or the URL is not ASCII/Latin-1") from None
+    for attempt in (0, 1):
+        reused = conn is not None
+        try:
+            if conn is None:
+                conn = await _connect(url, key, proxy, deadline, what, timeout)
+            conn.arm(deadline, what, timeout)
+            conn.transport.write(request)   # from here on, the server may have the request
+            return _HTTPResponse(conn, pool, method, await conn.read_head(), url, what)
+        except BaseException as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, ProtocolError):
+                raise ProtocolError(f"{what}: {exc}") from None
+            if isinstance(exc, MCPError) or not isinstance(exc, OSError):
+                raise
+            # The server may close an idle keep-alive connection just as we reuse it (the pool
+            # checked it just before); the request may have reached it all the same, so only
+            # a request that is safe to repeat goes again (issue 12 item 3).
+            if reused and attempt == 0 and idempotent and isinstance(exc, ConnectionError):
+                log.debug("%s: the reused connection failed (%s); retrying once on a new one", what, exc)
+                conn = None
+                continue
+            via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
+            raise ConnectionClosed(f"the connection to {_safe_url(url)}{via} broke before the answer: "
+                                   f"{_os_reason(exc, host, port)}") from None
+    raise AssertionError("unreachable")
 
 
 async def _http_request(method: str, url: str, *, headers: dict[str, str] | None = None,
                         body: bytes | None = None, timeout: float | None = DEFAULT_TIMEOUT,
                         pool: _ConnectionPool | None = None, idempotent: bool = False,
                         redirects: bool = True) -> _HTTPResponse:
-    """One HTTP request; returns once the response headers arrived (``.status``, ``.reason``,
-    ``.headers``, ``.url`` after redirects, ``.media_type``; ``await .read(limit)``,
-    ``.chunks()``, ``.events()``; ``.close()`` when done, which keeps a fully read connection).
+    """One HTTP/1.1 request on asyncio (no threads); returns once the response headers arrived
+    (``.status``, ``.reason``, ``.headers.get(name)``, ``.url`` after redirects, ``.media_type``;
+    ``await .read(limit)``, ``.chunks()``, ``.events()``; ``.close()`` when done, which keeps a
+    fully read connection in ``pool``).
 
-    ``timeout`` is a total deadline for the exchange, body reads included (RequestTimeout);
-    None means none (the caller cancels). A POST that is not ``idempotent`` is never sent twice:
-    after a broken connection it fails with ConnectionClosed (_NotSent when it surely never
-    left). Redirects (unless ``redirects`` is False): http(s) only, at most MAX_REDIRECTS, POST
-    only on 307/308, and a request with credentials or configured headers only within its
-    origin. Proxies from the environment (HTTP(S)_PROXY, NO_PROXY), certificates from the
-    system store (SSL_CERT_FILE).
+    ``timeout`` is one deadline for the whole exchange: connecting, the headers and every body
+    read (RequestTimeout); None means none (the caller cancels, which closes the connection).
+    A request that is not ``idempotent`` (GET, HEAD and DELETE are) is never sent twice: after
+    a broken connection it fails with ConnectionClosed (_NotSent when nothing was written).
+    Redirects (unless ``redirects`` is False): http(s) only, at most MAX_REDIRECTS, POST only
+    on 307/308, and a request with credentials or configured headers only within its origin.
+    Proxies from the environment (HTTP(S)_PROXY, NO_PROXY); certificates from the system store.
     """
     what = f"HTTP {method} {_safe_url(url)}"
-    deadline = None if timeout is None else time.monotonic() + timeout
-    exchange = _Exchange(pool or _default_pool)
-    step = exchange.call(exchange.open, method, url, dict(headers or {}), body, idempotent, redirects)
-    try:
-        resp, final_url = await (step if deadline is None else asyncio.wait_for(step, timeout))
-    except asyncio.TimeoutError:
-        exchange.abort()
-        raise RequestTimeout(what, timeout or 0) from None
-    return _HTTPResponse(exchange, resp, final_url, deadline, timeout, what)
-
-
-async def _auth_request(auth: Any, method: str, url: str, headers: dict[str, str],
-                        **options: Any) -> _HTTPResponse:
-    """``_http_request`` with OAuth (the Auth part): ``auth`` adds its Authorization header to
-    ``headers`` (in place, so error messages see it); on 401/403 ``auth.challenge`` may get a
-    new token, and the request is sent again (bounded per request by ``tries``)."""
-    if auth is None:
-        return await _http_request(method, url, headers=headers, **options)
-    tries: dict[str, int] = {}
-    while True:
-        headers.pop("Authorization", None)
-        headers.update(await auth.headers(url))
-        resp = await _http_request(method, url, headers=headers, **options)
-        if resp.status not in (401, 403):
+    deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+    headers = dict(headers or {})
+    credentials = any(k.lower() not in PLAIN_HEADERS and not k.lower().startswith("mcp-param-")
+                      for k in headers)
+    idempotent = idempotent or method in ("GET", "HEAD", "DELETE")
+    for hop in range(MAX_REDIRECTS + 1):
+        resp = await _send(pool or _default_pool, method, url, headers, body, idempotent, deadline, what, timeout)
+        location = resp.headers.get("Location")
+        if resp.status not in (301, 302, 303, 307, 308) or not location or not redirects:
             return resp
-        if not await auth.challenge(resp.status, resp.headers.get("WWW-Authenticate") or "", url, tries):
-            return resp   # the caller turns it into an AuthError
+        target = urljoin(url, location.strip())
+        problem = ("only http(s) redirects are followed" if _origin(target) is None else
+                   f"more than {MAX_REDIRECTS} redirects" if hop == MAX_REDIRECTS else
+                   "a POST is only redirected by 307/308 (it must not turn into a GET); use the final URL"
+                   if method == "POST" and resp.status not in (307, 308) else
+                   "not followed, because the request carries credentials or configured headers and the "
+                   "target is another origin; use the target URL directly if you trust it"
+                   if credentials and _origin(target) != _origin(url) else "")
+        if problem:
+            resp.close()
+            raise ProtocolError(f"{method} {_safe_url(url)} was redirected ({resp.status}) to "
+                                f"{_safe_url(target)}: {problem}")
+        with contextlib.suppress(MCPError):
+            await resp.read(1 << 16)   # a small body: its connection can serve the next hop
         resp.close()
+        if resp.status == 303 and method != "GET":
+            method, body = "GET", None
+            headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        url = target
+    raise AssertionError("unreachable")
 
 
 # HTTP headers of MCP, authorization errors ---------------------------------------------------
@@ -1946,43 +2020,17 @@ def _drop_invalid_header_tools(tools: list[JSON], label: str, warned: set[str]) 
 
 
 def _auth_challenges(value: str) -> list[tuple[str, dict[str, str]]]:
-    """RFC 7235 challenges in order: [(scheme lowercased, {param: value})]. Walks the header
-    token by token (quoted strings with escapes, commas inside quotes), so a parameter name
-    quoted inside another value (``error_description="x scope=admin"``) is never taken."""
+    """RFC 9110 challenges in order: [(scheme lowercased, {param: value})]. Read item by item
+    (quoted strings with escapes, commas inside quotes), so a parameter name quoted inside
+    another value (``error_description="x scope=admin"``) is never taken; token68 is skipped."""
     out: list[tuple[str, dict[str, str]]] = []
-    i, n = 0, len(value)
-    while i < n:
-        while i < n and value[i] in " \t,":
-            i += 1
-        m = HEADER_TOKEN.match(value, i)
-        if not m:
-            break
-        word, i = m.group(0), m.end()
-        j = i
-        while j < n and value[j] in " \t":
-            j += 1
-        if j < n and value[j] == "=" and out:  # an auth-param of the current challenge
-            j += 1
-            while j < n and value[j] in " \t":
-                j += 1
-            if j < n and value[j] == '"':
-                j += 1
-                chars = []
-                while j < n and value[j] != '"':
-                    if value[j] == "\\" and j + 1 < n:
-                        j += 1
-                    chars.append(value[j])
-                    j += 1
-                param, i = "".join(chars), j + 1
-            else:
-                m2 = re.compile(r"[^\s,]*").match(value, j)
-                param, i = m2.group(0), m2.end()
-            out[-1][1].setdefault(word.lower(), param)
-        else:  # a new scheme (token68 values are skipped)
-            out.append((word.lower(), {}))
-            m3 = re.compile(r"\s*[A-Za-z0-9\-._~+/]+=*\s*(?=,|$)").match(value, i)
-            if m3 and "=" not in value[i:m3.end()].strip().rstrip("="):
-                i = m3.end()
+    pos = 0
+    while match := AUTH_ITEM.match(value, pos):
+        pos, (name, param, scheme) = match.end(), match.groups()
+        if scheme:
+            out.append((scheme.lower(), {}))
+        elif out:   # an auth-param of the current challenge
+            out[-1][1].setdefault(name.lower(), re.sub(r"\\(.)", r"\1", param[1:-1]) if param[:1] == '"' else param)
     return out
 
 
@@ -2047,16 +2095,32 @@ class _HTTPTransport(_Transport):
         self.auth = auth   # an _OAuth (see Auth) or None
         self.pool = _ConnectionPool()
 
+    async def _request(self, method: str, url: str, headers: dict[str, str], doing: str = "",
+                       **options: Any) -> _HTTPResponse:
+        """``_http_request`` on the pool, with OAuth: ``auth`` adds its Authorization header to
+        ``headers`` (in place, so error messages see it); on 401/403 ``auth.challenge`` may get
+        a new token, and the request goes again (bounded per request by ``tries``). A 401/403
+        that stands raises AuthError; a failed connection names the server (and ``doing``)."""
+        tries: dict[str, int] = {}
+        try:
+            while True:
+                if self.auth is not None:
+                    headers.pop("Authorization", None)
+                    headers.update(await self.auth.headers(url))
+                resp = await _http_request(method, url, headers=headers, pool=self.pool, **options)
+                if resp.status not in (401, 403):
+                    return resp
+                resp.close()
+                if self.auth is None or not await self.auth.challenge(
+                        resp.status, resp.headers.get("WWW-Authenticate") or "", url, tries):
+                    raise _auth_error(self.label, resp, url, headers)
+        except ConnectionClosed as exc:
+            raise type(exc)(f"{self.label}: {doing}{exc}") from None
+
     async def _get_event_stream(self, headers: dict[str, str], doing: str, failure: str) -> _HTTPResponse:
         """GET the URL as an SSE stream; 401/403 raise AuthError, any other answer that is
         not an event stream raises ConnectionClosed saying ``failure``."""
-        try:
-            resp = await _auth_request(self.auth, "GET", self.url, headers, timeout=None, pool=self.pool)
-        except ConnectionClosed as exc:
-            raise ConnectionClosed(f"{self.label}: {doing}: {exc}") from None
-        if resp.status in (401, 403):
-            resp.close()
-            raise _auth_error(self.label, resp, self.url, headers)
+        resp = await self._request("GET", self.url, headers, f"{doing}: ", timeout=None)
         if not 200 <= resp.status < 300 or resp.media_type != "text/event-stream":
             resp.close()
             raise ConnectionClosed(f"{self.label}: {failure} (GET answered HTTP {resp.status} "
@@ -2068,14 +2132,8 @@ class _HTTPTransport(_Transport):
         """POST a message that expects no reply in its answer (202). A JSON-RPC body that
         comes anyway is delivered, never lost. Returns (None, b"") on success, else the failed
         answer; 401/403 and transport failures raise."""
+        resp = await self._request("POST", url, headers, body=body, timeout=self.timeout)
         try:
-            resp = await _auth_request(self.auth, "POST", url, headers, body=body,
-                                       timeout=self.timeout, pool=self.pool)
-        except ConnectionClosed as exc:
-            raise ConnectionClosed(f"{self.label}: {exc}") from None
-        try:
-            if resp.status in (401, 403):
-                raise _auth_error(self.label, resp, url, headers)
             data = await resp.read()
         finally:
             resp.close()
@@ -2119,6 +2177,8 @@ class _StreamableHTTPTransport(_HTTPTransport):
         self.era: str | None = None              # MODERN_VERSION or "legacy", from what was sent
         self._flights: dict[int, _Flight] = {}
         self._listener: asyncio.Task | None = None   # the legacy GET stream
+        self._ending: asyncio.Task | None = None     # a flight reading its stream's end: the
+        # next request waits for its connection (a new one would be opened otherwise)
         self._closed = False
 
     # Sending ------------------------------------------------------------------------------
@@ -2206,15 +2266,11 @@ class _StreamableHTTPTransport(_HTTPTransport):
                 del self._flights[flight.rid]
 
     async def _exchange(self, flight: _Flight, headers: dict[str, str], body: bytes) -> None:
-        try:
-            resp = flight.response = await _auth_request(
-                self.auth, "POST", self.url, headers, body=body, timeout=None, pool=self.pool,
-                idempotent=flight.method in SAFE_TO_REPEAT)
-        except ConnectionClosed as exc:
-            raise type(exc)(f"{self.label}: {exc}") from None
+        if self._ending is not None and not self._ending.done():   # a reply stream is ending (its
+            await asyncio.wait((self._ending,), timeout=STREAM_END_WAIT)  # tail is a packet behind)
+        resp = flight.response = await self._request("POST", self.url, headers, body=body, timeout=None,
+                                                     idempotent=flight.method in SAFE_TO_REPEAT)
         status = resp.status
-        if status in (401, 403):
-            raise _auth_error(self.label, resp, self.url, headers)
         if status == 404 and not flight.modern and "Mcp-Session-Id" in headers:
             # spec: a 404 for a request that carried a session id: start a new session
             self.session_id = None
@@ -2276,9 +2332,10 @@ class _StreamableHTTPTransport(_HTTPTransport):
             news = flight.news
             events = resp.events(parser)
             if await self._consume(flight, events):
-                with contextlib.suppress(asyncio.TimeoutError, MCPError):
-                    # read the (normally immediate) end, so the connection can be reused
-                    await asyncio.wait_for(self._consume(flight, events), STREAM_DRAIN_TIMEOUT)
+                if not resp.complete:   # read the (normally immediate) end, so the connection can be reused
+                    self._ending = asyncio.current_task()
+                    with contextlib.suppress(asyncio.TimeoutError, MCPError):
+                        await asyncio.wait_for(self._consume(flight, events), STREAM_DRAIN_TIMEOUT)
                 return
             closed_at = time.monotonic()
             resp.close()
@@ -2335,7 +2392,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
             if parser.last_id:
                 headers["Last-Event-ID"] = parser.last_id
             try:
-                resp = await _auth_request(self.auth, "GET", self.url, headers, timeout=None, pool=self.pool)
+                resp = await self._request("GET", self.url, headers, timeout=None)
             except MCPError as exc:
                 log.debug("%s: no GET stream: %s", self.label, exc)
                 return
@@ -2538,41 +2595,7 @@ def _check_oauth_url(url: str, what: str, *, allow_private: bool) -> str:
     return url
 
 
-def _oauth_call(method: str, url: str, *, form: dict[str, str] | None = None, body: JSON | None = None,
-                headers: dict[str, str] | None = None) -> tuple[int, Any, bytes]:
-    """One OAuth HTTP exchange (blocking; run in a thread): redirects are never followed (a 3xx
-    comes back as is), errors come back as their status, the body is capped."""
-    import urllib.error
-    import urllib.request
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None  # rule: OAuth calls never follow redirects
-
-    data = None
-    all_headers = {"Accept": "application/json", "User-Agent": f"mcpmini/{__version__}", **(headers or {})}
-    if form is not None:
-        data = urlencode(form).encode("ascii")
-        all_headers["Content-Type"] = "application/x-www-form-urlencoded"
-    elif body is not None:
-        data = json.dumps(body).encode("utf-8")
-        all_headers["Content-Type"] = "application/json"
-    request = urllib.request.Request(url, data=data, method=method, headers=all_headers)
-    opener = urllib.request.build_opener(NoRedirect)
-    try:
-        with opener.open(request, timeout=OAUTH_TIMEOUT) as resp:
-            return resp.status, resp.headers, resp.read(OAUTH_MAX_BODY + 1)[:OAUTH_MAX_BODY + 1]
-    except urllib.error.HTTPError as exc:
-        with contextlib.suppress(Exception):
-            return exc.code, exc.headers, exc.read(OAUTH_MAX_BODY + 1)
-        return exc.code, exc.headers, b""
-    except (OSError, ValueError) as exc:
-        raise AuthError(f"OAuth request {method} {_safe_url(url)} failed: {exc}") from None
-
-
 def _oauth_json(status: int, raw: bytes, what: str) -> JSON:
-    if len(raw) > OAUTH_MAX_BODY:
-        raise AuthError(f"{what}: the answer exceeded {OAUTH_MAX_BODY >> 20} MiB")
     try:
         data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
@@ -2598,12 +2621,21 @@ class _TokenStore:
     def __init__(self, path: str | None = None) -> None:
         self.path = path
         self._memory: JSON = {"version": 1, "servers": {}, "clients": {}, "tokens": {}}
-        self._thread_lock = threading.RLock()
+        self._held = False   # by a task of this process
         self._cache: tuple[Any, JSON] | None = None
 
+    @staticmethod
+    def entry(data: JSON, server_url: str) -> tuple[JSON | None, str, JSON | None]:
+        """(index, token key, tokens) of a server in ``data``; None where there is none."""
+        index = data["servers"].get(server_url)
+        index = index if isinstance(index, dict) else None
+        key = f"{(index or {}).get('issuer')} {(index or {}).get('resource')}"
+        token = data["tokens"].get(key) if index else None
+        return index, key, token if isinstance(token, dict) else None
+
     def peek(self) -> JSON:
-        """The data for reading, without a thread: the file is read again only when it changed
-        (every request asks for its token; the event loop must not wait for a thread)."""
+        """The data for reading: the file is read again only when it changed (every request
+        asks for its token)."""
         if self.path is None:
             return self._memory
         try:
@@ -2650,39 +2682,43 @@ class _TokenStore:
             return
         _write_json(self.path, data)
 
-    @contextlib.contextmanager
-    def locked(self) -> Any:
-        """Exclusive access across threads and processes (an O_EXCL lock file with the pid;
-        portable, unlike fcntl); yields the freshly read data, saved on a clean exit."""
-        with self._thread_lock:
-            lock = None
-            if self.path is not None:
-                lock = self.path + ".lock"
-                os.makedirs(os.path.dirname(os.path.abspath(lock)), mode=0o700, exist_ok=True)
-                deadline = time.monotonic() + OAUTH_LOCK_WAIT
-                while True:
-                    try:
-                        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                        os.write(fd, f"{os.getpid()} {time.time()}".encode())
-                        os.close(fd)
-                        break
-                    except FileExistsError:
-                        with contextlib.suppress(OSError):
-                            if time.time() - os.stat(lock).st_mtime > OAUTH_LOCK_STALE:
-                                os.unlink(lock)  # left by a dead process
-                                continue
-                        if time.monotonic() > deadline:
-                            raise AuthError(f"the OAuth store {self.path} stayed locked for "
-                                            f"{OAUTH_LOCK_WAIT:g} s (delete {lock} if no mcpmini runs)")
-                        time.sleep(0.05)
+    @contextlib.asynccontextmanager
+    async def locked(self) -> Any:
+        """Exclusive access across tasks and processes (an O_EXCL lock file with the pid;
+        portable, unlike fcntl); yields the freshly read data, saved on a clean exit. The wait
+        is bounded (OAUTH_LOCK_WAIT) and sleeps on the event loop: no thread waits for a lock."""
+        lock = self.path and self.path + ".lock"
+        deadline = time.monotonic() + OAUTH_LOCK_WAIT
+        while not self._take(lock):
+            if time.monotonic() > deadline:
+                raise AuthError(f"the OAuth store {self.path or ''} stayed locked for {OAUTH_LOCK_WAIT:g} s"
+                                + (f" (delete {lock} if no mcpmini runs)" if lock else ""))
+            await asyncio.sleep(0.05)
+        try:
+            data = self.load()
+            yield data
+            self._save(data)
+        finally:
+            self._held = False
+            if lock:
+                with contextlib.suppress(OSError):
+                    os.unlink(lock)
+
+    def _take(self, lock: str | None) -> bool:
+        if self._held:
+            return False
+        if lock:
+            os.makedirs(os.path.dirname(os.path.abspath(lock)), mode=0o700, exist_ok=True)
             try:
-                data = self.load()
-                yield data
-                self._save(data)
-            finally:
-                if lock is not None:
-                    with contextlib.suppress(OSError):
-                        os.unlink(lock)
+                with open(lock, "x", encoding="ascii") as f:   # O_EXCL
+                    f.write(f"{os.getpid()} {time.time()}")
+            except FileExistsError:
+                with contextlib.suppress(OSError):
+                    if time.time() - os.stat(lock).st_mtime > OAUTH_LOCK_STALE:
+                        os.unlink(lock)   # left by a dead process
+                return False
+        self._held = True
+        return True
 
 
 @dataclasses.dataclass
@@ -2703,50 +2739,35 @@ def _canonical_url(url: str) -> str:
 
 class _CallbackListener:
     """The loopback redirect target: 127.0.0.1 only, ``GET /callback`` only, the first
-    callback wins; then it closes. A fixed port by default, a free one when it is taken."""
+    callback wins (``query``, a future). A fixed port by default, a free one when it is taken."""
 
-    def __init__(self, port: int) -> None:
-        import http.server
-        listener = self
-        self.query: str | None = None
-        self.event = threading.Event()
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                parts = urlsplit(self.path)
-                if parts.path != OAUTH_CALLBACK_PATH or listener.event.is_set():
-                    self.send_error(404)
-                    return
-                listener.query = parts.query
-                listener.event.set()
-                body = b"mcpmini: authorization received; you can close this window.\n"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass  # the query holds the code: never logged
-
+    async def start(self, port: int) -> _CallbackListener:
+        self.query: asyncio.Future = asyncio.get_running_loop().create_future()
         try:
-            self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+            self.server = await asyncio.start_server(self._serve, "127.0.0.1", port)
         except OSError:
             if not port:
                 raise
             log.warning("port %d is taken: the OAuth callback uses a free port instead (an "
                         "authorization server that registered the fixed port may refuse it)", port)
-            self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.redirect_uri = f"http://127.0.0.1:{self.port}{OAUTH_CALLBACK_PATH}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1},
-                                       daemon=True)
-        self.thread.start()
+            self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.redirect_uri = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}{OAUTH_CALLBACK_PATH}"
+        return self
 
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):   # a browser that hangs up, or garbage: ignored
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), OAUTH_TIMEOUT)
+            method, target, _ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
+            parts = urlsplit(target)
+            if method != "GET" or parts.path != OAUTH_CALLBACK_PATH or self.query.done():
+                writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            else:
+                self.query.set_result(parts.query)   # holds the code: never logged
+                body = b"mcpmini: authorization received; you can close this window.\n"
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                             b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            await asyncio.wait_for(writer.drain(), OAUTH_TIMEOUT)
+        writer.close()
 
 
 class _OAuth:
@@ -2763,7 +2784,8 @@ class _OAuth:
     server itself is loopback). ``login_hint`` is the command told to the user when a login
     is needed but not allowed here. ``grant="client_credentials"`` (the OAuth client
     credentials extension, for machines: needs ``client_id`` and ``client_secret``) gets tokens
-    without a browser.
+    without a browser. ``timeout`` bounds each OAuth HTTP exchange as a whole (at most
+    OAUTH_TIMEOUT); the wait for the browser has its own limit, OAUTH_LOGIN_TIMEOUT.
     """
 
     def __init__(self, server_url: str, *, store: _TokenStore | None = None,
@@ -2774,7 +2796,7 @@ class _OAuth:
                  paste: Callable[[], str] | None = None, callback_port: int = OAUTH_CALLBACK_PORT,
                  allow_private: bool = False, assume_pkce: bool = False,
                  login_hint: str = "mcpmini login SERVER", notify: Callable[[str], Any] | None = None,
-                 grant: str = "authorization_code") -> None:
+                 grant: str = "authorization_code", timeout: float | None = None) -> None:
         self.server_url = _canonical_url(server_url)
         self.store = store or _TokenStore()
         self.client_id, self.client_secret, self.issuer_pin = client_id, client_secret, issuer
@@ -2788,27 +2810,19 @@ class _OAuth:
             raise ConfigError(f"unknown OAuth grant {grant!r}")
         if grant == "client_credentials" and not (client_id and client_secret):
             raise ConfigError("the client_credentials grant needs a client id and secret")
-        self.grant = grant
+        self.grant, self.timeout = grant, min(timeout or OAUTH_TIMEOUT, OAUTH_TIMEOUT)
         self._lock = asyncio.Lock()
         self._requested_scope: str | None = None
         self._sent_token: str | None = None
 
     # For the transport ------------------------------------------------------------------
 
-    def _token_entry(self, data: JSON) -> tuple[str | None, JSON | None]:
-        index = data["servers"].get(self.server_url)
-        if not isinstance(index, dict):
-            return None, None
-        key = f"{index.get('issuer')} {index.get('resource')}"
-        token = data["tokens"].get(key)
-        return key, token if isinstance(token, dict) else None
-
     async def headers(self, url: str) -> dict[str, str]:
         """``Authorization: Bearer`` for a request to ``url`` (only to the server's origin),
         refreshing first when the stored token is about to expire."""
         if _origin(url) != _origin(self.server_url):
             return {}  # rule: tokens only go to their own origin
-        _, token = self._token_entry(self.store.peek())
+        token = self.store.entry(self.store.peek(), self.server_url)[2]
         if token and token.get("refresh_token") and token.get("expires_at") and \
                 token["expires_at"] - OAUTH_REFRESH_MARGIN < time.time():
             async with self._lock:
@@ -2840,8 +2854,8 @@ class _OAuth:
                                 if k in challenge)
             raise AuthError(_redact(
                 f"HTTP {status} from {_safe_url(url)} (WWW-Authenticate: Bearer {details}): the "
-                f"server needs an OAuth login: run `{self.login_hint}` in a terminal, or pass a "
-                "token with -H 'Authorization: Bearer <token>'"),
+                f"server needs an OAuth login: run `{self._login_advice(params.get('scope'))}` in a "
+                "terminal, or pass a token with -H 'Authorization: Bearer <token>'"),
                 status=status, url=_safe_url(url), www_authenticate=challenge)
         async with self._lock:
             try:
@@ -2850,12 +2864,11 @@ class _OAuth:
                 if getattr(exc, "no_prm", False):
                     return False  # not an OAuth server: the transport's own AuthError stands
                 raise
-            loop = asyncio.get_running_loop()
-            data = await loop.run_in_executor(None, self.store.load)
-            token = data["tokens"].get(f"{disc.issuer} {disc.resource}")
+            token = self.store.load()["tokens"].get(f"{disc.issuer} {disc.resource}")
             if kind == "401":
                 if token and token.get("access_token") != self._sent_token:
-                    await self._remember_server(disc)   # another process (or request) got a newer one
+                    async with self.store.locked() as data:   # another process (or request) got a newer one
+                        self._index(data, disc)
                     return True
                 if token and token.get("refresh_token"):
                     if await self._refresh(disc, token.get("access_token")):
@@ -2867,15 +2880,47 @@ class _OAuth:
             for item in (params.get("scope") or "").split():
                 if item not in wanted:
                     wanted.append(item)
+            async with self.store.locked() as data:   # the next login asks for it too
+                self._index(data, disc, " ".join(wanted))
             await self._authorize(disc, " ".join(wanted) or None)
             return True
 
     # Discovery ---------------------------------------------------------------------------
 
+    async def _checked(self, url: str, what: str) -> None:
+        """``_check_oauth_url`` (its DNS lookup blocks) in a daemon thread, bounded."""
+        check = _in_daemon_thread(lambda: _check_oauth_url(url, what, allow_private=self.allow_private))
+        try:
+            await asyncio.wait_for(check, self.timeout)
+        except asyncio.TimeoutError:
+            raise AuthError(f"the {what} {_safe_url(url)}: its host name did not resolve within "
+                            f"{self.timeout:g} s") from None
+
+    async def _fetch(self, method: str, url: str, what: str, *, form: dict[str, str] | None = None,
+                     body: JSON | None = None, headers: dict[str, str] | None = None) -> tuple[int, Any, bytes]:
+        """One OAuth HTTP exchange: one deadline for all of it (connect, headers, body), no
+        redirect followed (a 3xx comes back as is), the answer capped at OAUTH_MAX_BODY."""
+        all_headers = {"Accept": "application/json", **(headers or {})}
+        data = None
+        if form is not None:
+            data = urlencode(form).encode("ascii")
+            all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+        elif body is not None:
+            data = _dumps(body)
+            all_headers["Content-Type"] = "application/json"
+        try:
+            resp = await _http_request(method, url, headers=all_headers, body=data, timeout=self.timeout,
+                                       redirects=False)
+            try:
+                return resp.status, resp.headers, await resp.read(OAUTH_MAX_BODY)
+            finally:
+                resp.close()
+        except (ConnectionClosed, ProtocolError) as exc:
+            raise AuthError(f"the {what} failed: {exc}") from None
+
     async def _get_json(self, url: str, what: str) -> tuple[int, JSON | None]:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, lambda: _check_oauth_url(url, what, allow_private=self.allow_private))
-        status, _, raw = await loop.run_in_executor(None, lambda: _oauth_call("GET", url))
+        await self._checked(url, what)
+        status, _, raw = await self._fetch("GET", url, what)
         if status != 200:
             log.debug("%s %s: HTTP %d", what, _safe_url(url), status)
             return status, None
@@ -2957,9 +3002,9 @@ class _OAuth:
                     problems.append(f"{_safe_url(url)} does not advertise PKCE S256 (set "
                                     "\"assumePkce\": true in the server's \"oauth\" settings if it supports it)")
                     continue
-            for key in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
+            for key in ("authorization_endpoint", "token_endpoint", "registration_endpoint", "revocation_endpoint"):
                 if key in meta:
-                    _check_oauth_url(meta[key], key.replace("_", " "), allow_private=self.allow_private)
+                    await self._checked(meta[key], key.replace("_", " "))
             if not meta.get("authorization_endpoint") or not meta.get("token_endpoint"):
                 problems.append(f"{_safe_url(url)} lacks an authorization or token endpoint")
                 continue
@@ -2968,9 +3013,10 @@ class _OAuth:
                         + (f": {'; '.join(problems)}" if problems else ""))
 
     def _select_scope(self, disc: _Discovery, challenge: dict[str, str]) -> str | None:
-        """Configured → challenge → all of PRM scopes_supported → none."""
-        if self.scope:
-            return self.scope
+        """Configured → remembered from a step-up → challenge → all of PRM scopes_supported → none."""
+        index = self.store.peek()["servers"].get(self.server_url)
+        if self.scope or isinstance(index, dict) and index.get("scope"):
+            return self.scope or index["scope"]
         if challenge.get("scope"):
             return challenge["scope"]
         supported = disc.prm.get("scopes_supported")
@@ -2978,17 +3024,21 @@ class _OAuth:
             return " ".join(str(s) for s in supported)
         return None
 
-    async def _remember_server(self, disc: _Discovery) -> None:
-        def update() -> None:
-            with self.store.locked() as data:
-                data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource}
-        await asyncio.get_running_loop().run_in_executor(None, update)
+    def _index(self, data: JSON, disc: _Discovery, scope: str | None = None) -> None:
+        """Point this server at the tokens of ``disc``; a step-up ``scope`` is remembered (and
+        kept) so that the next login asks for it."""
+        old = data["servers"].get(self.server_url)
+        scope = scope or (old.get("scope") if isinstance(old, dict) and old.get("issuer") == disc.issuer else None)
+        data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource,
+                                            **({"scope": scope} if scope else {})}
+
+    def _login_advice(self, scope: str | None) -> str:
+        return self.login_hint + (f" --scope {shlex.quote(scope)}" if scope else "")
 
     # Client identity ----------------------------------------------------------------------
 
-    def _client(self, disc: _Discovery, redirect_uri: str) -> JSON:
-        """Pre-registered → CIMD → stored DCR registration (same issuer and redirect) → DCR."""
-        meta = disc.meta
+    def _configured_client(self, meta: JSON) -> JSON | None:
+        """The pre-registered client, else the CIMD one when the AS supports it, else None."""
         if self.client_id:
             methods = meta.get("token_endpoint_auth_methods_supported")
             if self.client_secret:
@@ -3001,11 +3051,18 @@ class _OAuth:
         if self.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
             return {"client_id": self.client_metadata_url, "token_endpoint_auth_method": "none",
                     "kind": "cimd"}
-        with self.store.locked() as data:
+        return None
+
+    async def _client(self, disc: _Discovery, redirect_uri: str) -> JSON:
+        """Pre-registered → CIMD → stored DCR registration (same issuer and redirect) → DCR."""
+        client = self._configured_client(disc.meta)
+        if client is not None:
+            return client
+        async with self.store.locked() as data:
             stored = data["clients"].get(disc.issuer)
             if isinstance(stored, dict) and redirect_uri in (stored.get("redirect_uris") or []):
                 return stored
-            endpoint = meta.get("registration_endpoint")
+            endpoint = disc.meta.get("registration_endpoint")
             if not endpoint:
                 raise AuthError(
                     f"the authorization server {_safe_url(disc.issuer)} offers no dynamic client "
@@ -3014,7 +3071,7 @@ class _OAuth:
             body = {"client_name": "mcpmini", "redirect_uris": [redirect_uri],
                     "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
                     "token_endpoint_auth_method": "none", "application_type": "native"}
-            status, _, raw = _oauth_call("POST", endpoint, body=body)
+            status, _, raw = await self._fetch("POST", endpoint, "client registration", body=body)
             if status not in (200, 201):
                 raise AuthError(f"client registration at {_safe_url(endpoint)} failed: HTTP {status} "
                                 f"{_redact(raw[:300].decode('utf-8', 'replace'))}")
@@ -3030,27 +3087,40 @@ class _OAuth:
             data["clients"][disc.issuer] = client   # rule: registrations are bound to their issuer
             return client
 
-    # Tokens -------------------------------------------------------------------------------
+    def _stored_client(self, data: JSON, disc: _Discovery) -> JSON | None:
+        if self.client_id:
+            return self._configured_client(disc.meta)
+        token = data["tokens"].get(f"{disc.issuer} {disc.resource}") or {}
+        if token.get("client_id") and token.get("client_kind") == "cimd":
+            return {"client_id": token["client_id"], "token_endpoint_auth_method": "none"}
+        client = data["clients"].get(disc.issuer)
+        return client if isinstance(client, dict) else None
 
-    def _token_call(self, disc: _Discovery, client: JSON, form: dict[str, str]) -> JSON:
-        """POST to the token endpoint with the client's authentication; the answer or AuthError
-        (``.oauth_error`` holds the OAuth error code)."""
-        headers: dict[str, str] = {}
-        method = client.get("token_endpoint_auth_method") or "none"
-        secret = client.get("client_secret")
+    @staticmethod
+    def _client_auth(client: JSON, form: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+        """(form, headers) that authenticate the client at the token or revocation endpoint."""
+        method, secret = client.get("token_endpoint_auth_method") or "none", client.get("client_secret")
         if method == "client_secret_basic" and secret:
             pair = f"{quote(client['client_id'], safe='')}:{quote(secret, safe='')}"
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
-        elif method == "client_secret_post" and secret:
-            form = {**form, "client_id": client["client_id"], "client_secret": secret}
-        else:
-            form = {**form, "client_id": client["client_id"]}
+            basic = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+            _remember_secret(basic)   # the secret in Base64, as an echoing server would show it
+            return form, {"Authorization": basic}
+        if method == "client_secret_post" and secret:
+            return {**form, "client_id": client["client_id"], "client_secret": secret}, {}
+        return {**form, "client_id": client["client_id"]}, {}
+
+    # Tokens -------------------------------------------------------------------------------
+
+    async def _token_call(self, disc: _Discovery, client: JSON, form: dict[str, str]) -> JSON:
+        """POST to the token endpoint with the client's authentication; the answer or AuthError
+        (``.oauth_error`` holds the OAuth error code)."""
         endpoint = disc.meta["token_endpoint"]
-        status, resp_headers, raw = _oauth_call("POST", endpoint, form=form, headers=headers)
+        form, headers = self._client_auth(client, form)
+        status, _, raw = await self._fetch("POST", endpoint, "token request", form=form, headers=headers)
         try:
             answer = _oauth_json(status, raw, "token request")
         except AuthError:
-            answer = dict(parse_qsl(raw[:OAUTH_MAX_BODY].decode("utf-8", "replace")))  # GitHub: form
+            answer = dict(parse_qsl(raw.decode("utf-8", "replace")))  # GitHub: a form
         _remember_secret(answer.get("access_token"))
         _remember_secret(answer.get("refresh_token"))
         if status != 200 or "error" in answer or not isinstance(answer.get("access_token"), str):
@@ -3074,45 +3144,75 @@ class _OAuth:
         record["expires_at"] = int(time.time() + expires_in) if isinstance(expires_in, (int, float)) else None
         return record
 
+    async def _save_tokens(self, disc: _Discovery, answer: JSON, scope: str | None, client: JSON) -> None:
+        async with self.store.locked() as data:
+            record = self._token_record(answer, None, scope)
+            if client.get("kind") == "cimd":
+                record.update(client_id=client["client_id"], client_kind="cimd")
+            data["tokens"][f"{disc.issuer} {disc.resource}"] = record
+            self._index(data, disc)
+
     async def _refresh(self, disc: _Discovery, had: str | None) -> JSON | None:
         """Refresh under the store lock: re-read; when another process already rotated, take
         its token; else redeem ours. None when there is nothing (valid) to refresh with."""
-        def work() -> JSON | None:
-            with self.store.locked() as data:
-                key = f"{disc.issuer} {disc.resource}"
-                token = data["tokens"].get(key)
-                if not token:
-                    return None
-                if token.get("access_token") != had and (not token.get("expires_at") or
-                                                          token["expires_at"] - OAUTH_REFRESH_MARGIN > time.time()):
-                    return token  # compare and swap: somebody else redeemed it already
-                if not token.get("refresh_token"):
-                    return None
-                client = self._stored_client(data, disc)
-                if client is None:
-                    return None
-                try:
-                    answer = self._token_call(disc, client, {
-                        "grant_type": "refresh_token", "refresh_token": token["refresh_token"],
-                        "resource": disc.resource})
-                except AuthError as exc:
-                    if getattr(exc, "oauth_error", "") == "invalid_grant":
-                        del data["tokens"][key]  # dead grant: a new authorization is needed
-                    log.info("token refresh failed: %s", exc)
-                    return None
-                data["tokens"][key] = self._token_record(answer, token, None)
-                data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource}
-                return data["tokens"][key]
-        return await asyncio.get_running_loop().run_in_executor(None, work)
+        async with self.store.locked() as data:
+            key = f"{disc.issuer} {disc.resource}"
+            token = data["tokens"].get(key)
+            if not token:
+                return None
+            if token.get("access_token") != had and (not token.get("expires_at") or
+                                                      token["expires_at"] - OAUTH_REFRESH_MARGIN > time.time()):
+                return token  # compare and swap: somebody else redeemed it already
+            client = self._stored_client(data, disc)
+            if not token.get("refresh_token") or client is None:
+                return None
+            try:
+                answer = await self._token_call(disc, client, {
+                    "grant_type": "refresh_token", "refresh_token": token["refresh_token"],
+                    "resource": disc.resource})
+            except AuthError as exc:
+                if getattr(exc, "oauth_error", "") == "invalid_grant":
+                    del data["tokens"][key]  # dead grant: a new authorization is needed
+                log.info("token refresh failed: %s", exc)
+                return None
+            data["tokens"][key] = self._token_record(answer, token, None)
+            self._index(data, disc)
+            return data["tokens"][key]
 
-    def _stored_client(self, data: JSON, disc: _Discovery) -> JSON | None:
-        if self.client_id:
-            return self._client(disc, "")
-        token = data["tokens"].get(f"{disc.issuer} {disc.resource}") or {}
-        if token.get("client_id") and token.get("client_kind") == "cimd":
-            return {"client_id": token["client_id"], "token_endpoint_auth_method": "none"}
-        client = data["clients"].get(disc.issuer)
-        return client if isinstance(client, dict) else None
+    async def logout(self, forget_client: bool = False) -> str | None:
+        """Revoke the stored tokens where the authorization server offers it (RFC 7009; best
+        effort, each request bounded), then forget them; what happened, for people, or None
+        when nothing was stored."""
+        data = self.store.load()
+        index, key, token = self.store.entry(data, self.server_url)
+        if index is None:
+            return None
+        said = "forgotten"
+        if token is not None:
+            try:
+                said = await self._revoke(data, index, token)
+            except MCPError as exc:
+                said = f"forgotten here, but revoking them failed: {exc}"
+        async with self.store.locked() as data:
+            data["servers"].pop(self.server_url, None)
+            data["tokens"].pop(key, None)
+            if forget_client:
+                data["clients"].pop(index.get("issuer"), None)
+        return said
+
+    async def _revoke(self, data: JSON, index: JSON, token: JSON) -> str:
+        disc = _Discovery(resource=str(index.get("resource")), issuer=str(index.get("issuer")),
+                          meta=await self._as_metadata(str(index.get("issuer"))), prm={})
+        endpoint, client = disc.meta.get("revocation_endpoint"), self._stored_client(data, disc)
+        if not isinstance(endpoint, str) or client is None:
+            return "forgotten here (the authorization server offers no token revocation)"
+        for kind in ("refresh_token", "access_token"):   # the refresh token first: it outlives the other
+            if token.get(kind):
+                form, headers = self._client_auth(client, {"token": token[kind], "token_type_hint": kind})
+                status, _, _ = await self._fetch("POST", endpoint, "token revocation", form=form, headers=headers)
+                if status != 200:   # RFC 7009: 200 also for a token that was no longer valid
+                    return f"forgotten here, but the authorization server refused to revoke them (HTTP {status})"
+        return "revoked at the authorization server and forgotten"
 
     # Authorization -----------------------------------------------------------------------
 
@@ -3129,12 +3229,11 @@ class _OAuth:
         return disc
 
     async def _probe(self) -> dict[str, str]:
-        def post() -> tuple[int, Any, bytes]:
-            _check_oauth_url(self.server_url, "server URL", allow_private=True)
-            return _oauth_call("POST", self.server_url, body={"jsonrpc": "2.0", "id": 1, "method": "server/discover"},
-                               headers={"Accept": "application/json, text/event-stream"})
-        _, headers, _ = await asyncio.get_running_loop().run_in_executor(None, post)
-        return _bearer_params((headers.get("WWW-Authenticate") if headers else "") or "")
+        resp = await _http_request("POST", self.server_url, body=_dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "server/discover"}), headers={
+            "Accept": HTTP_ACCEPT, "Content-Type": "application/json"}, timeout=self.timeout, redirects=False)
+        resp.close()   # only the challenge counts
+        return _bearer_params(resp.headers.get("WWW-Authenticate") or "")
 
     async def _authorize(self, disc: _Discovery, scope: str | None) -> None:
         """The authorization code flow with PKCE, ending with the token stored."""
@@ -3142,12 +3241,12 @@ class _OAuth:
             return await self._client_credentials(disc, scope)
         if not self.interactive:
             raise AuthError(f"{_safe_url(self.server_url)} needs an OAuth login, which needs a "
-                            f"browser: run `{self.login_hint}` in a terminal", url=_safe_url(self.server_url))
+                            f"browser: run `{self._login_advice(scope)}` in a terminal",
+                            url=_safe_url(self.server_url))
         import secrets
-        loop = asyncio.get_running_loop()
-        listener = await loop.run_in_executor(None, _CallbackListener, self.callback_port)
+        listener = await _CallbackListener().start(self.callback_port)
         try:
-            client = await loop.run_in_executor(None, self._client, disc, listener.redirect_uri)
+            client = await self._client(disc, listener.redirect_uri)
             supported = disc.meta.get("scopes_supported")
             if scope and isinstance(supported, list) and "offline_access" in supported \
                     and "offline_access" not in scope.split():
@@ -3171,7 +3270,7 @@ class _OAuth:
             self._requested_scope = scope
             callback = await self._wait_callback(listener, url)
         finally:
-            await loop.run_in_executor(None, listener.close)
+            listener.server.close()
         params = dict(parse_qsl(callback, keep_blank_values=True))
         _remember_secret(params.get("code"))
         # RFC 9207: iss first, a plain string comparison, before error or code is looked at
@@ -3191,52 +3290,32 @@ class _OAuth:
                                        if params.get("error_description") else "")))
         if not params.get("code"):
             raise AuthError("the authorization response carried no code")
-        form = {"grant_type": "authorization_code", "code": params["code"],
-                "redirect_uri": listener.redirect_uri, "code_verifier": attempt["verifier"],
-                "resource": disc.resource}
-
-        def redeem() -> None:
-            answer = self._token_call(disc, client, form)
-            with self.store.locked() as data:
-                key = f"{disc.issuer} {disc.resource}"
-                record = self._token_record(answer, None, scope)
-                if client.get("kind") == "cimd":
-                    record.update(client_id=client["client_id"], client_kind="cimd")
-                data["tokens"][key] = record
-                data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource}
-        await loop.run_in_executor(None, redeem)
+        answer = await self._token_call(disc, client, {
+            "grant_type": "authorization_code", "code": params["code"], "resource": disc.resource,
+            "redirect_uri": listener.redirect_uri, "code_verifier": attempt["verifier"]})
+        await self._save_tokens(disc, answer, scope, client)
 
     async def _client_credentials(self, disc: _Discovery, scope: str | None) -> None:
         """The client credentials grant (extension io.modelcontextprotocol/oauth-client-credentials)."""
         form = {"grant_type": "client_credentials", "resource": disc.resource}
         if scope:
             form["scope"] = scope
-
-        def redeem() -> None:
-            answer = self._token_call(disc, self._client(disc, ""), form)
-            with self.store.locked() as data:
-                data["tokens"][f"{disc.issuer} {disc.resource}"] = self._token_record(answer, None, scope)
-                data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource}
         self._requested_scope = scope
-        await asyncio.get_running_loop().run_in_executor(None, redeem)
-
+        client = self._configured_client(disc.meta) or {}
+        await self._save_tokens(disc, await self._token_call(disc, client, form), scope, client)
 
     async def _wait_callback(self, listener: _CallbackListener, url: str) -> str:
         """The callback's query: from the listener, or pasted (whichever comes first)."""
         self.notify(f"authorize mcpmini in your browser: {url}")
         if self.open_browser is not None:
             _in_daemon_thread(self.open_browser, url)
-        waiters = [_in_daemon_thread(listener.event.wait, OAUTH_LOGIN_TIMEOUT)]
-        if self.paste is not None:
+        waiters = [listener.query]
+        if self.paste is not None:   # a daemon thread: a read nobody answers never holds exit
             self.notify(f"or paste the address the browser was sent to ({listener.redirect_uri}?...):")
             waiters.append(_in_daemon_thread(self.paste))
-        try:
-            done, _ = await asyncio.wait(waiters, timeout=OAUTH_LOGIN_TIMEOUT,
-                                         return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            listener.event.set()  # releases the waiting thread
-        if listener.query is not None:
-            return listener.query
+        done, _ = await asyncio.wait(waiters, timeout=OAUTH_LOGIN_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+        if listener.query.done():
+            return listener.query.result()
         for fut in done:
             pasted = fut.result()
             if isinstance(pasted, str) and pasted.strip():
@@ -3278,6 +3357,7 @@ def _auth_for(server: ServerConfig, auth: Any) -> _OAuth | None:
                **(auth if isinstance(auth, dict) else {})}
     options.setdefault("login_hint", f"mcpmini login {shlex.quote(server.name)}")
     options.setdefault("store", _TokenStore(_token_store_path()))
+    options.setdefault("timeout", server.timeout)
     return _OAuth(server.url, **options)
 
 
@@ -3300,10 +3380,8 @@ def auth_state(server: ServerConfig | str) -> str:
         return "static header"
     if config.oauth is False:
         return "oauth off"
-    data = _TokenStore(_token_store_path()).load()
-    index = data["servers"].get(_canonical_url(config.url or ""))
-    token = data["tokens"].get(f"{index.get('issuer')} {index.get('resource')}") if isinstance(index, dict) else None
-    if not isinstance(token, dict):
+    index, _, token = _TokenStore.entry(_TokenStore(_token_store_path()).load(), _canonical_url(config.url or ""))
+    if index is None or token is None:
         return "not logged in"
     expires = token.get("expires_at")
     if not expires:
@@ -3331,18 +3409,14 @@ async def login(server: ServerConfig | str, *, scope: str | None = None,
     return (await auth.login(scope=scope)).issuer
 
 
-def logout(server: ServerConfig | str, *, forget_client: bool = False) -> bool:
-    """Forget the stored tokens of an HTTP server (``forget_client``: its client registration
-    too); False when it was not logged in."""
+async def logout(server: ServerConfig | str, *, forget_client: bool = False) -> str | None:
+    """Revoke the stored tokens of an HTTP server at its authorization server when it offers
+    revocation (RFC 7009; best effort, each request bounded by the server's timeout), then
+    forget them (``forget_client``: its client registration too). Returns what happened, or
+    None when it was not logged in."""
     config = _http_config(server)
-    with _TokenStore(_token_store_path()).locked() as data:
-        index = data["servers"].pop(_canonical_url(config.url or ""), None)
-        if not isinstance(index, dict):
-            return False
-        data["tokens"].pop(f"{index.get('issuer')} {index.get('resource')}", None)
-        if forget_client:
-            data["clients"].pop(index.get("issuer"), None)
-    return True
+    auth = _auth_for(config, {}) or _OAuth(config.url or "", store=_TokenStore(_token_store_path()))
+    return await auth.logout(forget_client)
 
 
 def _default_open_browser(url: str) -> None:
@@ -6932,6 +7006,7 @@ def _has_terminal() -> bool:
 
 async def _cmd_login(args: Any, out: _Output) -> int:
     server = _resolve_server(args.server, args, out)
+    server = dataclasses.replace(server, timeout=args.timeout or server.timeout)  # each OAuth request
     if not server.url:
         raise _UsageError(f"{args.server!r} is not an HTTP server: OAuth applies to HTTP servers only")
     if not _has_terminal():
@@ -6945,12 +7020,12 @@ async def _cmd_login(args: Any, out: _Output) -> int:
 
 async def _cmd_logout(args: Any, out: _Output) -> int:
     server = _resolve_server(args.server, args, out)
+    server = dataclasses.replace(server, timeout=args.timeout or server.timeout)
     if not server.url:
         raise _UsageError(f"{args.server!r} is not an HTTP server")
-    if logout(server, forget_client=args.forget_client):
-        out.note(f"mcpmini: logged out of {server.name}")
-    else:
-        out.note(f"mcpmini: {server.name}: not logged in")
+    said = await logout(server, forget_client=args.forget_client)
+    out.note(f"mcpmini: logged out of {server.name}: its tokens were {said}" if said else
+             f"mcpmini: {server.name}: not logged in")
     return 0
 
 
@@ -7647,9 +7722,11 @@ def main(argv: list[str] | None = None) -> int:
         kind = exc.kind
         out.error(str(exc), kind)
         return EXIT_CODES[kind]
-    except KeyboardInterrupt:
-        out.error("interrupted", "interrupted")
-        return EXIT_CODES["interrupted"]
+    except KeyboardInterrupt as exc:   # the first SIGINT (130), SIGTERM (143) or SIGHUP (129)
+        signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
+        kind = "interrupted" if signum == signal.SIGINT else "terminated"
+        out.error(kind, kind)
+        return 128 + signum
     except BrokenPipeError:  # `| head -1`: the reader left; end quietly
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

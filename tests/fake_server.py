@@ -387,6 +387,7 @@ class Server:
             self.reply(rid, result, modern)
         self.answered += 1
         if self.cfg.get("exit_after_calls") and self.answered >= self.cfg["exit_after_calls"]:
+            os.close(1)   # its output ends with the answer (the kernel's exit may take a while)
             os._exit(7)
 
     # -- tools: each gets (request id, tool, arguments, params); a result, or None if it

@@ -13,6 +13,7 @@ import base64
 import hashlib
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -47,6 +48,11 @@ class AuthWorld:
     "normalized"), ``iss_supported``, ``refresh`` (issue refresh tokens), ``rotate``,
     ``expires_in``, ``challenge_scope``, ``scopes_supported``, ``token_redirect`` (the token
     endpoint answers 302), ``prm_resource`` (override), ``pre_registered`` (id, secret).
+    Hostile switches: ``slow`` (endpoint kinds — "prm", "meta", "register", "token", "revoke" —
+    that send their headers, then one byte every ``slow_interval`` s), ``echo_auth`` (the token
+    endpoint refuses, echoing the request's Authorization header and body), ``huge_token`` (a
+    2 MiB token answer); ``revocation`` adds an RFC 7009 endpoint (``revocations`` records it);
+    ``auth_methods`` is the AS's token_endpoint_auth_methods_supported.
     """
 
     def __init__(self) -> None:
@@ -71,6 +77,13 @@ class AuthWorld:
         self.token_redirect = False
         self.prm_resource: str | None = None
         self.pre_registered: tuple[str, str] | None = None
+        self.slow: set[str] = set()
+        self.slow_interval = 1.0
+        self.echo_auth = False
+        self.huge_token = False
+        self.revocation = False
+        self.auth_methods: list[str] | None = None
+        self.revocations: list[dict] = []
         self.never_grant: set[str] = set()          # scopes the AS leaves out of every token
         self.tokens: dict[str, set[str]] = {}      # access token -> scopes
         self.refresh_tokens: dict[str, set[str]] = {}
@@ -118,6 +131,21 @@ class AuthWorld:
 
     # Helpers -------------------------------------------------------------------------------
 
+    def _trickle(self, h: BaseHTTPRequestHandler, body: bytes) -> None:
+        """Slowloris: the headers at once, then the body one byte every slow_interval s."""
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        try:
+            for i in range(len(body)):
+                h.wfile.write(body[i:i + 1])
+                h.wfile.flush()
+                time.sleep(self.slow_interval)
+        except OSError:
+            pass   # the client gave up: what it must do
+        h.close_connection = True
+
     def _send(self, h: BaseHTTPRequestHandler, status: int, body: Any = None,
               headers: dict[str, str] | None = None) -> None:
         """A whole reply in one write. Written apart, the body would wait ~40 ms for the client's
@@ -148,6 +176,10 @@ class AuthWorld:
             meta["client_id_metadata_document_supported"] = True
         if self.as_scopes is not None:
             meta["scopes_supported"] = self.as_scopes
+        if self.revocation:
+            meta["revocation_endpoint"] = f"{self.issuer}/revoke"
+        if self.auth_methods is not None:
+            meta["token_endpoint_auth_methods_supported"] = self.auth_methods
         return meta
 
     def challenge(self, error: str = "invalid_token", scope: str | None = None) -> str:
@@ -167,6 +199,10 @@ class AuthWorld:
         length = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(length) if length else b""
         self.log.append((method, path, {"authorization": h.headers.get("Authorization")}))
+        kind = ("prm" if "oauth-protected-resource" in path else "meta" if "/.well-known/" in path
+                else path.rpartition("/")[2])
+        if kind in self.slow:
+            return self._trickle(h, json.dumps({"x": "y" * 64}).encode())
         prm_path = "/.well-known/oauth-protected-resource"
         if path in (prm_path + "/mcp", prm_path):
             where = "root" if path == prm_path else "path"
@@ -188,6 +224,9 @@ class AuthWorld:
             return self.authorize(h, query)
         if path == f"{self.as_path}/token" and method == "POST":
             return self.token(h, body)
+        if path == f"{self.as_path}/revoke" and method == "POST" and self.revocation:
+            self.revocations.append({**dict(parse_qsl(body.decode())), "_basic": h.headers.get("Authorization")})
+            return self._send(h, 200, b"")
         if path == f"{self.as_path}/register" and method == "POST":
             request = json.loads(body)
             self.registrations.append(request)
@@ -215,6 +254,12 @@ class AuthWorld:
     def token(self, h: BaseHTTPRequestHandler, body: bytes) -> None:
         form = dict(parse_qsl(body.decode()))
         self.token_requests.append({**form, "_basic": h.headers.get("Authorization")})
+        if self.echo_auth:   # a careless AS: the credentials come back in the error
+            posted = next((p for p in body.decode().split("&") if p.startswith("client_secret=")), "")
+            return self._send(h, 401, {"error": "invalid_client", "error_description":
+                                       f"bad {h.headers.get('Authorization')} {posted}"})
+        if self.huge_token:
+            return self._send(h, 200, {"access_token": "a" * 64, "padding": "p" * (2 << 20)})
         if self.token_redirect:
             return self._send(h, 302, b"", {"Location": f"{self.base}/elsewhere"})
         if self.pre_registered:
@@ -257,7 +302,7 @@ class AuthWorld:
         rid, name = message.get("id"), message.get("method")
         if rid is None:
             return self._send(h, 202, b"")
-        if name == "tools/call" and self.call_scope and self.call_scope not in self.tokens[token]:
+        if name == "tools/call" and self.call_scope and not set(self.call_scope.split()) <= self.tokens[token]:
             return self._send(h, 403, {"error": "forbidden"}, {
                 "WWW-Authenticate": self.challenge("insufficient_scope", self.call_scope)})
         tag = {"resultType": "complete"}

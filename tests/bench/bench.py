@@ -3,6 +3,7 @@
 floor (floor.py, a bare synchronous stdlib loop doing the same wire work).
 
     python3 tests/bench/bench.py [--runs N] [--only ROW,...] [--json PATH] [--peers] [--baseline REV]
+                                 [--mcpmini-baseline REV]
 
 One command on a clean machine: it installs its peers into ~/.cache/mcpmini-peers/ (env
 MCPMINI_PEERS_DIR overrides) — the TS SDK v2 server and Node 22 from npm through
@@ -21,9 +22,12 @@ tests/bench/results/latest.json. Timings are medians, "best" the fastest run; th
 is recorded because a busy machine moves every wall-clock figure.
 
 The example rows: sequential get_forecast calls against examples/weather_http_server.py (the
-server the README points HTTP users to), mcpmini and the floor (a bare http.client loop).
-`--baseline REV` also runs them against that git revision's copy of the example, interleaved
-with the current one, for a before/after (issue 20: `--only example --baseline <commit>`).
+server the README points HTTP users to), both eras, with JSON replies and with SSE replies (the
+example sends SSE when the Accept header prefers it), mcpmini and the floor (a bare http.client
+loop on one keep-alive connection). `--baseline REV` also runs them against that git revision's
+copy of the example, interleaved with the current one, for a before/after (issue 20: `--only
+example --baseline <commit>`); `--mcpmini-baseline REV` adds that revision's mcpmini.py as a
+third subject, interleaved with the other two (issue 16: `--only example --mcpmini-baseline <commit>`).
 """
 
 from __future__ import annotations
@@ -343,8 +347,19 @@ def examples_at(rev: str, into: Path) -> Path:
     return into
 
 
+def mcpmini_at(rev: str, into: Path) -> list[str]:
+    """bench_mcpmini.py (this one) driving mcpmini.py as of git revision `rev`, copied to `into`."""
+    proc = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:mcpmini.py"], capture_output=True, timeout=60)
+    if proc.returncode:
+        raise SystemExit(f"bench: git show {rev}:mcpmini.py: {proc.stderr.decode().strip()}")
+    (into / "tests" / "bench").mkdir(parents=True)
+    (into / "mcpmini.py").write_bytes(proc.stdout)
+    shutil.copy(HERE / "bench_mcpmini.py", into / "tests" / "bench")
+    return [str(into / "tests" / "bench" / "bench_mcpmini.py")]
+
+
 def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set[str] | None,
-                baseline: str | None = None) -> tuple[list[dict], list[str]]:
+                baseline: str | None = None, mini_baseline: str | None = None) -> tuple[list[dict], list[str]]:
     rows: list[dict] = []
     notes: list[str] = []
     mini, sdk, floor = [py, str(HERE / "bench_mcpmini.py")], [py, str(HERE / "bench_sdk.py")], [py, str(HERE / "floor.py")]
@@ -448,22 +463,35 @@ def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set
         has_http = bool(runner.once([*mini, "http-available"]).get("http"))
         clients = {"mcpmini": mini, "floor": floor} if has_http else {"floor": floor}
         with contextlib.ExitStack() as stack:
+            if mini_baseline:
+                clients["before"] = [py, *mcpmini_at(mini_baseline, Path(stack.enter_context(
+                    tempfile.TemporaryDirectory(prefix="mcpmini-bench-"))))]
             urls = {"": stack.enter_context(example_server(py, runner.env, ROOT / "examples"))}
             if baseline:
                 folder = examples_at(baseline, Path(stack.enter_context(tempfile.TemporaryDirectory())))
                 urls[" before"] = stack.enter_context(example_server(py, runner.env, folder))
-            for era in ("modern", "legacy"):
-                label = "2026-07-28" if era == "modern" else "legacy"
+            for era, reply in (("modern", "json"), ("modern", "sse"), ("legacy", "json"), ("legacy", "sse")):
+                label = ("2026-07-28" if era == "modern" else "legacy") + f", {reply.upper()} replies"
+                mode = "http-forecast" + ("-sse" if reply == "sse" else "")
                 say(f"sequential calls to examples/weather_http_server.py, {label}"
                     + (f", and to its copy as of {baseline}" if baseline else ""))
-                samples = runner.alternate({who + tag: [*argv, "http-forecast", era, str(EXAMPLE_CALLS), url]
+                samples = runner.alternate({who + tag: [*argv, mode, era, str(EXAMPLE_CALLS), url]
                                             for tag, url in urls.items() for who, argv in clients.items()}, runs)
                 for tag in urls:
                     measure = (f"sequential calls, examples/weather_http_server.py, {label}" if not tag
                                else f"  the same, the example as of {baseline}")
-                    rows.append(row(f"example-{era}" + tag.replace(" ", "-"), measure, "calls/s", "higher",
-                                    {who: samples[who + tag] for who in clients}, "rate", EXAMPLE_CALLS,
+                    rid = f"example-{era}-{reply}" + tag.replace(" ", "-")
+                    subjects = {who: samples[who + tag] for who in ("mcpmini", "floor") if who in clients}
+                    rows.append(row(rid, measure, "calls/s", "higher", subjects, "rate", EXAMPLE_CALLS,
                                     note="floor: a bare http.client loop"))
+                    rows.append(row(rid + "-cpu", "  client CPU per 1,000 of them", "s", "lower", subjects,
+                                    "cpu_per_1k", EXAMPLE_CALLS))
+                    if mini_baseline:
+                        before = {"mcpmini": samples["before" + tag], "floor": samples["floor" + tag]}
+                        rows.append(row(rid + "-before", f"  mcpmini as of {mini_baseline}", "calls/s", "higher",
+                                        before, "rate", EXAMPLE_CALLS))
+                        rows.append(row(rid + "-before-cpu", "    its client CPU per 1,000 calls", "s", "lower",
+                                        before, "cpu_per_1k", EXAMPLE_CALLS))
     return rows, notes
 
 
@@ -506,6 +534,11 @@ def targets(rows: list[dict]) -> list[dict]:
     if r and r.get("mcpmini"):
         sdk = "SDK fails" if r.get("sdk") and not r["sdk"]["ok"] else "SDK works"
         add("10 MB SSE event works", ("works" if r["mcpmini"]["ok"] else "fails") + f" ({sdk})", r["mcpmini"]["ok"])
+    for rid in ("example-modern-json", "example-modern-sse", "example-legacy-json", "example-legacy-sse"):
+        r = by.get(rid)
+        if r and r.get("vs_floor"):   # issue 16 item 5
+            add(f"{rid}: ≥ 0.8× the http.client floor", f"{r['vs_floor']:.2f}× (best runs "
+                f"{r['vs_floor_best']:.2f}×)", r["vs_floor"] >= 0.8)
     for rid in ("http-seq-modern", "http-seq-legacy"):
         r = by.get(rid)
         if r and r.get("mcpmini"):
@@ -544,6 +577,8 @@ def main() -> int:
                         help="install the peers, print the interpreter, server and environment used, exit")
     parser.add_argument("--baseline", metavar="REV",
                         help="also measure the example rows against examples/ as of this git revision")
+    parser.add_argument("--mcpmini-baseline", metavar="REV",
+                        help="also measure the example rows with mcpmini.py as of this git revision")
     args = parser.parse_args()
     began = time.monotonic()
 
@@ -563,7 +598,7 @@ def main() -> int:
           f"load {load_before}", file=sys.stderr)
 
     rows, notes = measure_all(py, server, runner, args.runs, set(args.only.split(",")) if args.only else None,
-                              args.baseline)
+                              args.baseline, args.mcpmini_baseline)
     sdk_import = next((r["sdk"]["median"] for r in rows if r["id"] == "import" and r["sdk"]["ok"]), None)
     for r in rows:
         for who in ("mcpmini", "sdk", "floor"):
@@ -576,7 +611,8 @@ def main() -> int:
     result = {
         "command": "python3 tests/bench/bench.py" + (f" --runs {args.runs}" if args.runs != 5 else "")
                    + (f" --only {args.only}" if args.only else "")
-                   + (f" --baseline {args.baseline}" if args.baseline else ""),
+                   + (f" --baseline {args.baseline}" if args.baseline else "")
+                   + (f" --mcpmini-baseline {args.mcpmini_baseline}" if args.mcpmini_baseline else ""),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
         "machine": info, "load_before": load_before, "load_after": loadavg(),
         "seconds": round(time.monotonic() - began, 1),

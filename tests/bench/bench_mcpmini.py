@@ -47,7 +47,9 @@ async def run(mode: str, era: str, n: int, target: list[str]) -> tuple[float, fl
             assert any(t["name"] == "echo" for t in await client.list_tools())
             assert text_of(await client.call_tool("echo", {"text": "hi"})) == "hi"
         return 0.0, 0.0
-    async with mcpmini.Client(server, protocol=PROTOCOL[era], era_cache=False) as client:
+    # http-forecast-sse: the example answers with SSE when the Accept header prefers it
+    headers = {"Accept": "text/event-stream, application/json"} if mode.endswith("-sse") else None
+    async with mcpmini.Client(server, protocol=PROTOCOL[era], era_cache=False, headers=headers) as client:
         await client.list_tools()  # untimed, like the SDK's side (it wants a listing first)
         start, cpu_start = time.perf_counter(), cpu_seconds()
         if mode in ("seq", "http-seq"):
@@ -59,7 +61,7 @@ async def run(mode: str, era: str, n: int, target: list[str]) -> tuple[float, fl
             assert [text_of(r) for r in results] == [f"m{i}" for i in range(n)]
         elif mode in ("big", "http-big"):
             assert len(text_of(await client.call_tool("big", {"n": n}))) == n
-        elif mode == "http-forecast":  # examples/weather_http_server.py
+        elif mode in ("http-forecast", "http-forecast-sse"):  # examples/weather_http_server.py
             for _ in range(n):
                 assert "Hangzhou" in text_of(await client.call_tool("get_forecast", {"city": "Hangzhou"}))
         else:

@@ -8,8 +8,9 @@ and the interpreter's share is in here too. bench.py runs it like the client scr
 
     python floor.py MODE ERA N TARGET...
 
-MODE: oneshot | seq | conc | big (TARGET = server argv) · http-seq | http-big | http-forecast
-(TARGET = URL; http-forecast calls get_forecast of examples/weather_http_server.py)
+MODE: oneshot | seq | conc | big (TARGET = server argv) · http-seq | http-big | http-forecast |
+http-forecast-sse (TARGET = URL; http-forecast calls get_forecast of examples/weather_http_server.py,
+which answers with SSE when the Accept header prefers it: -sse asks so)
 ERA: modern | legacy. N: calls (seq, conc, http-seq, http-forecast) or bytes (big, http-big).
 Prints one JSON line: {"elapsed": wall seconds of the measured part, "cpu": this process's CPU
 seconds in it, "maxrss_kb": peak RSS of this process}.
@@ -135,16 +136,16 @@ def stdio_mode(mode: str, era: str, n: int, argv: list[str]) -> tuple[float, flo
 class HTTP:
     """Streamable HTTP over one keep-alive http.client connection; JSON or SSE replies."""
 
-    def __init__(self, url: str, era: str) -> None:
+    def __init__(self, url: str, era: str, accept: str = "application/json, text/event-stream") -> None:
         import http.client
         import urllib.parse
         parts = urllib.parse.urlsplit(url)
         self.conn = http.client.HTTPConnection(parts.hostname, parts.port)
-        self.path, self.era, self.next_id, self.session = parts.path, era, 0, None
+        self.path, self.era, self.next_id, self.session, self.accept = parts.path, era, 0, None, accept
         self.version = MODERN if era == "modern" else None
 
     def post(self, message: dict) -> dict | None:
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        headers = {"Content-Type": "application/json", "Accept": self.accept}
         if self.version:
             headers["MCP-Protocol-Version"] = self.version
         if self.session:
@@ -189,7 +190,7 @@ class HTTP:
 
 
 def http_mode(mode: str, era: str, n: int, url: str) -> tuple[float, float]:
-    client = HTTP(url, era)
+    client = HTTP(url, era, *(["text/event-stream, application/json"] if mode.endswith("-sse") else []))
     client.handshake()
     start, cpu_start = time.perf_counter(), cpu_seconds()
     if mode == "http-seq":
@@ -198,7 +199,7 @@ def http_mode(mode: str, era: str, n: int, url: str) -> tuple[float, float]:
             assert text_of(client.rpc("tools/call", {"name": "echo", "arguments": {"text": text}})) == text
     elif mode == "http-big":
         assert len(text_of(client.rpc("tools/call", {"name": "big", "arguments": {"n": n}}))) == n
-    elif mode == "http-forecast":
+    elif mode in ("http-forecast", "http-forecast-sse"):
         for _ in range(n):
             assert "Hangzhou" in text_of(client.rpc("tools/call", {"name": "get_forecast",
                                                                     "arguments": {"city": "Hangzhou"}}))

@@ -8,6 +8,7 @@
 - ``MCPFake``: a scripted MCP server to use as a handler: the modern era (stateless, checks
   nothing), the legacy era (initialize, Mcp-Session-Id, 404 for unknown sessions), JSON or SSE
   replies; tests override ``tool_result`` or pass ``call=``.
+- ``RawServer(reply)``: raw bytes on a socket, for malformed, interim, trickling answers.
 - ``ConnectProxy``: an HTTP CONNECT proxy that tunnels to 127.0.0.1 ports and records targets.
 - ``make_certificates(dir)``: a CA and a localhost server certificate made with ``openssl``.
 """
@@ -397,6 +398,80 @@ class SSEFake:
                     yield b": ping\n\n"   # notices a client that went away
                 continue
             yield sse_event(message)
+
+
+# -- a raw server: any bytes, well-formed or not -----------------------------------------------
+
+
+class RawServer:
+    """A TCP server on 127.0.0.1 that answers every request (read up to its blank line, plus
+    its Content-Length body) with ``reply(request_head)``: bytes, or a list of bytes and float
+    pauses, written as they come. The connection stays open for the next request when
+    ``keep`` is true; ``heads`` records the request heads, ``connections`` counts accepts and
+    ``closed`` is set when a client hangs up during a reply."""
+
+    def __init__(self, reply: Callable[[bytes], Any], keep: bool = False) -> None:
+        self.reply, self.keep = reply, keep
+        self.heads: list[bytes] = []
+        self.connections = 0
+        self.closed = threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url(self, path: str = "/mcp") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        data = b""
+        with conn:
+            try:
+                while True:
+                    while b"\r\n\r\n" not in data:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            return
+                        data += chunk
+                    head, _, data = data.partition(b"\r\n\r\n")
+                    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                                   if line.lower().startswith(b"content-length:")), 0)
+                    while len(data) < length:
+                        data += conn.recv(65536)
+                    data = data[length:]
+                    self.heads.append(head)
+                    reply = self.reply(head)
+                    for item in reply if isinstance(reply, list) else [reply]:
+                        if isinstance(item, (int, float)):
+                            time.sleep(item)
+                        else:
+                            conn.sendall(item)
+                    if not self.keep:
+                        return
+            except OSError:
+                self.closed.set()
+
+    def close(self) -> None:
+        try:   # wakes the accept() blocked in the thread: a close() alone leaves it listening
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+
+    def __enter__(self) -> RawServer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 # -- a CONNECT proxy -------------------------------------------------------------------------

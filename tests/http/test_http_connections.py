@@ -31,11 +31,13 @@ async def fetch(method, url, **options):
 # -- keep-alive -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", ["auto", "legacy", "2026-07-28 sse"])
 def test_sequential_calls_use_one_connection(protocol):
-    with FakeHTTPServer(MCPFake(sse=protocol == "legacy")) as server:
+    """SSE replies too: the stream's end comes a packet after the response, and the next call
+    waits for it rather than opening a connection."""
+    with FakeHTTPServer(MCPFake(sse=protocol != "auto")) as server:
         async def go():
-            async with mcpmini.Client(server.url(), protocol=protocol, era_cache=False) as client:
+            async with mcpmini.Client(server.url(), protocol=protocol.split()[0], era_cache=False) as client:
                 await client.list_tools()
                 warm = server.connections   # legacy: the GET stream may have raced the list
                 for i in range(5):
