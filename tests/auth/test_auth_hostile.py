@@ -22,7 +22,8 @@ from urllib.parse import quote
 import pytest
 
 import mcpmini
-from auth_fakes import ROOT, AuthWorld, follow, run
+from auth_fakes import AuthWorld, follow
+from harness import ROOT, run
 
 SECRET = "s3cr3t/with+special&chars=="
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core_helpers import mcpmini, run
+import mcpmini
+from harness import run
 
 SERVER = r"""
 import json, os, sys, time

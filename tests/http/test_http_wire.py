@@ -15,7 +15,8 @@ import time
 import pytest
 
 from http_fakes import FakeHTTPServer, MCPFake, RawServer, Reply, make_certificates, server_tls_context
-from http_harness import ROOT, hard_deadline, http_env, mcpmini, run  # noqa: F401 (fixtures)
+import mcpmini
+from harness import ROOT, run
 
 
 async def fetch(method, url, **options):
