@@ -183,6 +183,6 @@ def test_sigterm_ends_the_listener_and_its_upstream(bridge: Bridge, tmp_path: Pa
     start = wait_until(lambda: next((m for m in recorded(record) if "_start" in m), None))
     b.proc.terminate()
     began = time.monotonic()
-    assert b.proc.wait(10) == 130
+    assert b.proc.wait(10) == 143   # SIGTERM (issue 18)
     print(f"--listen bridge exited {time.monotonic() - began:.2f} s after SIGTERM")
     assert wait_until(lambda: not group(start["pgid"]), 3)

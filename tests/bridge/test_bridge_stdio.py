@@ -272,7 +272,7 @@ def test_stdin_eof_ends_the_bridge_and_its_upstream(bridge: Bridge, tmp_path: Pa
 def test_sigterm_ends_the_bridge_and_its_upstream(bridge: Bridge, tmp_path: Path) -> None:
     b, pids, pgid = stubborn_bridge(bridge, tmp_path)
     os.kill(b.proc.pid, signal.SIGTERM)
-    assert b.proc.wait(10) == 130
+    assert b.proc.wait(10) == 143   # SIGTERM (issue 18)
     assert "Fatal Python error" not in b.stderr   # no thread held a stream's lock at exit
     assert wait_until(lambda: not group(pgid), 3), group(pgid)
 
@@ -291,7 +291,7 @@ def test_the_end_deletes_a_legacy_http_session(bridge: Bridge, tmp_path: Path, e
             assert b.close() == 0
         else:
             b.proc.terminate()
-            assert b.proc.wait(10) == 130
+            assert b.proc.wait(10) == 143   # SIGTERM (issue 18)
         assert "ended by client" in log.read_text()   # its DELETE came before the bridge exited
     finally:
         server.terminate()
