@@ -6092,13 +6092,15 @@ def _columns(stream: Any) -> int:
         return 0
 
 
-class _Output:
-    """Where the CLI writes: results on stdout, diagnostics on stderr and, on a terminal, one
-    self-erasing status line (what is awaited, for how long, the server's latest progress),
-    erased before anything else is written. Colour and the status line are off with
-    TERM=dumb, NO_COLOR or --no-color (decision #13); FORCE_COLOR turns colour on."""
+class _Output(logging.Handler):
+    """Where the CLI writes: results on stdout, diagnostics (log records too: main() makes this
+    the handler of mcpmini's logger) on stderr and, on a terminal, one self-erasing status line
+    (what is awaited, for how long, the server's latest progress), erased before anything else
+    is written. Colour and the status line are off with TERM=dumb, NO_COLOR or --no-color
+    (decision #13); FORCE_COLOR turns colour on."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
+        super().__init__()
         self.json_mode, self.no_color, self.quiet = json_mode, no_color, quiet
         self.doing, self.since, self.progress, self.drawn = "", 0.0, "", ""
         self.timer: asyncio.TimerHandle | None = None
@@ -6131,16 +6133,21 @@ class _Output:
         self.clear()
         self.put(sys.stdout, text if text.endswith("\n") or not text else text + "\n")
 
-    def error(self, message: str, kind: str, **extra: Any) -> None:
+    def error(self, message: str, kind: str) -> None:
         self.clear()
         message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
-        as_json = _json_text({"error": {"kind": kind, "message": message, **extra}}, None) + "\n"
+        as_json = _json_text({"error": {"kind": kind, "message": message}}, None) + "\n"
         self.put(sys.stderr, f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}\n"
                  + as_json * self.json_mode)
 
     def note(self, message: str) -> None:
         self.clear()
         self.put(sys.stderr, _redact(_visible(message)) + "\n")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):  # never let logging break a run
+            where = "[stderr]" if record.name == "mcpmini.server" else f"{record.levelname.lower()}:"
+            self.note(f"mcpmini: {where} {record.getMessage()}")
 
     def wait(self, doing: str) -> None:
         """From now on the status line says ``doing`` (shown after STATUS_DELAY), or nothing."""
@@ -6170,8 +6177,7 @@ class _Output:
 
     def _draw(self) -> None:
         width = _columns(sys.stderr) - 1
-        text = f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}"
-        text = _redact(_visible(text, True))
+        text = _redact(_visible(f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}", True))
         text = text if len(text) <= width else text[:width - 1] + "…"
         if text != self.drawn:   # never wider than the terminal, so that "\r" erases it
             self.put(sys.stderr, f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")
@@ -6187,11 +6193,14 @@ class _Output:
         return self.terminal or None
 
     def close(self) -> None:
+        """End the status line and close the terminal; again (logging's exit does) is a no-op."""
         if self.timer is not None:
             self.timer.cancel()
         self.clear()
         if self.terminal:
             self.terminal.close()
+            self.terminal = None
+        super().close()
 
 
 class _Terminal:
@@ -6245,19 +6254,6 @@ class _Terminal:
     async def yes(self, prompt: str) -> bool:
         """A y/N question: only y or yes is a yes."""
         return (await self.ask(f"{prompt} [y/N] ") or "").strip().lower() in ("y", "yes")
-
-
-class _LogHandler(logging.Handler):
-    """Log records on stderr (through _Output), secrets redacted, control characters made visible."""
-
-    def __init__(self, out: _Output) -> None:
-        super().__init__()
-        self.out = out
-
-    def emit(self, record: logging.LogRecord) -> None:
-        with contextlib.suppress(Exception):  # never let logging break a run
-            where = "[stderr]" if record.name == "mcpmini.server" else f"{record.levelname.lower()}:"
-            self.out.note(f"mcpmini: {where} {record.getMessage()}")
 
 
 def _build_parser() -> Any:
@@ -6443,21 +6439,20 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
 
 # Resolving SERVER ----------------------------------------------------------------------------
 
-def _pairs(items: list[str], sep: str, what: str, secret: bool = True) -> dict[str, str]:
+def _pairs(items: list[str], sep: str, what: str, for_server: bool = True) -> dict[str, str]:
+    """``KEY=VALUE`` (``NAME: VALUE``) words. Those for a server (-H, -e) are secrets, and are
+    taken literally: no ${VAR} expansion."""
     out: dict[str, str] = {}
     for item in items:
         key, found, value = item.partition(sep)
         if not found or not key.strip():
             raise _UsageError(f"{what} {item!r} is not {'NAME: VALUE' if sep == ':' else 'KEY=VALUE'}")
-        out[key.strip()] = value.strip() if sep == ":" else value
-        if secret:
-            _remember_secret(out[key.strip()])
+        value = value.strip() if sep == ":" else value
+        if for_server:
+            _remember_secret(value)
+            value = value.replace("$", "$$")
+        out[key.strip()] = value
     return out
-
-
-def _literal(values: dict[str, str]) -> dict[str, str]:
-    """Values typed on the command line are taken literally: no ${VAR} expansion."""
-    return {k: v.replace("$", "$$") for k, v in values.items()}
 
 
 def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
@@ -6483,8 +6478,8 @@ def _trust_text(path: str) -> str:
 def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
     """A configured name, an http(s) URL, or a command line (anything with a space or '/')."""
     servers = load_config(args.config)
-    headers = _literal(_pairs(args.header, ":", "header"))
-    env = _literal(_pairs(args.env, "=", "env"))
+    headers = _pairs(args.header, ":", "header")
+    env = _pairs(args.env, "=", "env")
     if spec in servers:
         server = servers[spec]
         if not server.trusted:
@@ -7025,7 +7020,7 @@ async def _cmd_read(args: Any, out: _Output) -> int:
 
 
 async def _cmd_prompt(args: Any, out: _Output) -> int:
-    arguments = _pairs(args.arguments, "=", "prompt argument", secret=False)
+    arguments = _pairs(args.arguments, "=", "prompt argument", for_server=False)
 
     async def work(client: Client) -> int:
         if not args.no_validate:   # checked like tool arguments (decision #4)
@@ -7235,16 +7230,18 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
 # check: a smoke test for CI -------------------------------------------------------------------
 
 class _Suite:
-    """One server in one era: its checks, each (name, "pass"/"warn"/"fail", detail, seconds)."""
+    """One server in one era: its checks, each (name, "pass"/"warn"/"fail", detail, seconds);
+    with ``strict``, a warning fails."""
 
-    def __init__(self, name: str) -> None:
-        self.name, self.reached, self.mark = name, True, time.monotonic()
+    def __init__(self, name: str, strict: bool) -> None:
+        self.name, self.strict, self.reached, self.mark = name, strict, True, time.monotonic()
         self.checks: list[tuple[str, str, str, float]] = []
 
     def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "") -> None:
         detail = _redact(_visible("; ".join([*fails, *warns]) or note, True))
-        self.checks.append((_visible(name, True), "fail" if fails else "warn" if warns else "pass",
-                            detail, time.monotonic() - self.mark))   # the time since the last one
+        status = "fail" if fails or warns and self.strict else "warn" if warns else "pass"
+        self.checks.append((_visible(name, True), status, detail, time.monotonic() - self.mark))
+        self.mark = time.monotonic()   # each check's time is the time since the last one
         self.mark = time.monotonic()
 
 
@@ -7341,7 +7338,7 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
                    "not an object" if not isinstance(value, dict) else _argument_problem(value, output, noun="key"))
         suite.add(f"call {name}", [problem] if problem else [], note=_first_line(result_text(result)))
     for label, run in [(f"read {uri}", lambda uri=uri: client.read_resource(uri)) for uri in args.read] + [
-            (f"prompt {p[0]}", lambda p=p: client.get_prompt(p[0], _pairs(p[1:], "=", "argument", False)))
+            (f"prompt {p[0]}", lambda p=p: client.get_prompt(p[0], _pairs(p[1:], "=", "argument", for_server=False)))
             for p in args.prompt]:
         try:
             result = await run()
@@ -7353,7 +7350,7 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
 async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -> _Suite:
     """One server in one era (probed afresh; what a pinned run finds is not remembered)."""
     client = _client_for(server, args, out, era_cache=False)
-    suite = _Suite(f"{spec} ({args.protocol or server.protocol or 'auto'})")
+    suite = _Suite(f"{spec} ({args.protocol or server.protocol or 'auto'})", args.strict)
     try:
         await client.connect()
         if server.protocol == "legacy" and client.era != "legacy":
@@ -7389,8 +7386,6 @@ async def _cmd_check(args: Any, out: _Output) -> int:
                 suites.append(legacy)
             else:
                 suites[-1].add("legacy era", note=f"not spoken ({legacy.checks[0][2]})")
-    for suite in suites:
-        suite.checks = [(n, "fail" if s == "warn" and args.strict else s, d, t) for n, s, d, t in suite.checks]
     counts = {s: sum(c[1] == s for suite in suites for c in suite.checks) for s in ("pass", "warn", "fail")}
     code = 3 if not all(s.reached for s in suites) else 1 if counts["fail"] else 0
     if args.junit:
@@ -7534,11 +7529,9 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(encoding="utf-8", errors="backslashreplace")
     words = sys.argv[1:] if argv is None else argv
     out = _Output("--json" in words, "--no-color" in words, "--quiet" in words)
-    handler = _LogHandler(out)
-    root = logging.getLogger("mcpmini")
-    saved = (root.level, root.propagate)
-    root.addHandler(handler)
-    root.propagate = False
+    saved = (log.level, log.propagate)
+    log.addHandler(out)
+    log.propagate = False
     try:
         try:
             parser = _build_parser()
@@ -7548,7 +7541,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("config", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
-        root.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
+        log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
         return _run_main(globals()[f"_cmd_{args.command}"](args, out))
@@ -7564,8 +7557,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         out.close()
-        root.removeHandler(handler)
-        root.setLevel(saved[0])
-        root.propagate = saved[1]
+        log.removeHandler(out)
+        log.setLevel(saved[0])
+        log.propagate = saved[1]
 if __name__ == "__main__":
     sys.exit(main())
