@@ -6177,7 +6177,8 @@ class _Output(logging.Handler):
 
     def _draw(self) -> None:
         width = _columns(sys.stderr) - 1
-        text = _redact(_visible(f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}", True))
+        text = f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}"
+        text = _redact(_visible(text, True))
         text = text if len(text) <= width else text[:width - 1] + "…"
         if text != self.drawn:   # never wider than the terminal, so that "\r" erases it
             self.put(sys.stderr, f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")
@@ -6337,8 +6338,7 @@ def _add_commands(command: Callable[..., Any]) -> None:
     command("info", "era and why, protocol version, server info, capabilities, instructions",
             "info \"python3 examples/weather_server.py\"", "info http://127.0.0.1:8000/mcp --json",
             server=True)
-    for name, what, verb in (("tools", "TOOL", "call"), ("prompts", "PROMPT", "prompt")):
-        one = "get_forecast" if verb == "call" else "umbrella_advice"
+    for name, what, one in (("tools", "TOOL", "get_forecast"), ("prompts", "PROMPT", "umbrella_advice")):
         command(name, f"a server's {name} as calls to copy, or one in full", f"{name} weather",
                 f"{name} weather {one}", f"{name} weather --json", server=True).add_argument(
                     "name", nargs="?", metavar=what, help="show this one in full")
@@ -6831,8 +6831,9 @@ async def _cmd_info(args: Any, out: _Output) -> int:
                 "protocolVersion": client.protocol_version, "serverInfo": client.server_info,
                 "capabilities": client.capabilities, "instructions": client.instructions,
                 "auth": auth_state(client.server)}
-        name = f"{client.server_info.get('name', '?')} {client.server_info.get('version', '')}".rstrip()
-        shown = {"server": name, "era": f"{client.era} ({client.era_reason})", "protocol": client.protocol_version,
+        about = client.server_info
+        shown = {"server": f"{about.get('name', '?')} {about.get('version', '')}".rstrip(),
+                 "era": f"{client.era} ({client.era_reason})", "protocol": client.protocol_version,
                  "capabilities": ", ".join(client.capabilities) or "none",
                  "auth": info["auth"] * (client.transport != "stdio"), "instructions": client.instructions}
         out.result(_json_text(info) if args.json else
@@ -7011,10 +7012,10 @@ async def _cmd_read(args: Any, out: _Output) -> int:
         elif args.json:
             out.result(_json_text(result))
         else:
-            out.result(_visible("\n".join(c["text"] if isinstance(c.get("text"), str) else
-                                          f"[blob: {c.get('mimeType', 'unknown')}, about "
-                                          f"{len(c.get('blob') or '') * 3 // 4} bytes; use -o FILE to save it]"
-                                          for c in contents)))
+            parts = [c["text"] if isinstance(c.get("text"), str) else
+                     f"[blob: {c.get('mimeType', 'unknown')}, about {len(c.get('blob') or '') * 3 // 4} "
+                     "bytes; use -o FILE to save it]" for c in contents]
+            out.result(_visible("\n".join(parts)))
         return 0
     return await _with_client(args, out, work, f"waiting for {args.uri}")
 
@@ -7338,7 +7339,7 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
                    "not an object" if not isinstance(value, dict) else _argument_problem(value, output, noun="key"))
         suite.add(f"call {name}", [problem] if problem else [], note=_first_line(result_text(result)))
     for label, run in [(f"read {uri}", lambda uri=uri: client.read_resource(uri)) for uri in args.read] + [
-            (f"prompt {p[0]}", lambda p=p: client.get_prompt(p[0], _pairs(p[1:], "=", "argument", for_server=False)))
+            (f"prompt {p[0]}", lambda p=p: client.get_prompt(p[0], _pairs(p[1:], "=", "argument", False)))
             for p in args.prompt]:
         try:
             result = await run()
