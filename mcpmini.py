@@ -6194,7 +6194,7 @@ class _Output(logging.Handler):
         return self.terminal or None
 
     def close(self) -> None:
-        """End the status line and close the terminal; again (logging's exit does) is a no-op."""
+        """End the status line and close the terminal; closing again (logging does at exit) does nothing."""
         if self.timer is not None:
             self.timer.cancel()
         self.clear()
@@ -7243,7 +7243,6 @@ class _Suite:
         status = "fail" if fails or warns and self.strict else "warn" if warns else "pass"
         self.checks.append((_visible(name, True), status, detail, time.monotonic() - self.mark))
         self.mark = time.monotonic()   # each check's time is the time since the last one
-        self.mark = time.monotonic()
 
 
 def _hidden(item: JSON, *keys: str) -> list[str]:
