@@ -6166,13 +6166,15 @@ def _columns(stream: Any) -> int:
         return 0
 
 
-class _Output:
-    """Where the CLI writes: results on stdout, diagnostics on stderr and, on a terminal, one
-    self-erasing status line (what is awaited, for how long, the server's latest progress),
-    erased before anything else is written. Colour and the status line are off with
-    TERM=dumb, NO_COLOR or --no-color (decision #13); FORCE_COLOR turns colour on."""
+class _Output(logging.Handler):
+    """Where the CLI writes: results on stdout, diagnostics (log records too: main() makes this
+    the handler of mcpmini's logger) on stderr and, on a terminal, one self-erasing status line
+    (what is awaited, for how long, the server's latest progress), erased before anything else
+    is written. Colour and the status line are off with TERM=dumb, NO_COLOR or --no-color
+    (decision #13); FORCE_COLOR turns colour on."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
+        super().__init__()
         self.json_mode, self.no_color, self.quiet = json_mode, no_color, quiet
         self.doing, self.since, self.progress, self.drawn = "", 0.0, "", ""
         self.timer: asyncio.TimerHandle | None = None
@@ -6205,16 +6207,21 @@ class _Output:
         self.clear()
         self.put(sys.stdout, text if text.endswith("\n") or not text else text + "\n")
 
-    def error(self, message: str, kind: str, **extra: Any) -> None:
+    def error(self, message: str, kind: str) -> None:
         self.clear()
         message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
-        as_json = _json_text({"error": {"kind": kind, "message": message, **extra}}, None) + "\n"
+        as_json = _json_text({"error": {"kind": kind, "message": message}}, None) + "\n"
         self.put(sys.stderr, f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}\n"
                  + as_json * self.json_mode)
 
     def note(self, message: str) -> None:
         self.clear()
         self.put(sys.stderr, _redact(_visible(message)) + "\n")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):  # never let logging break a run
+            where = "[stderr]" if record.name == "mcpmini.server" else f"{record.levelname.lower()}:"
+            self.note(f"mcpmini: {where} {record.getMessage()}")
 
     def wait(self, doing: str) -> None:
         """From now on the status line says ``doing`` (shown after STATUS_DELAY), or nothing."""
@@ -6261,11 +6268,14 @@ class _Output:
         return self.terminal or None
 
     def close(self) -> None:
+        """End the status line and close the terminal; closing again (logging does at exit) does nothing."""
         if self.timer is not None:
             self.timer.cancel()
         self.clear()
         if self.terminal:
             self.terminal.close()
+            self.terminal = None
+        super().close()
 
 
 class _Terminal:
@@ -6321,19 +6331,6 @@ class _Terminal:
         return (await self.ask(f"{prompt} [y/N] ") or "").strip().lower() in ("y", "yes")
 
 
-class _LogHandler(logging.Handler):
-    """Log records on stderr (through _Output), secrets redacted, control characters made visible."""
-
-    def __init__(self, out: _Output) -> None:
-        super().__init__()
-        self.out = out
-
-    def emit(self, record: logging.LogRecord) -> None:
-        with contextlib.suppress(Exception):  # never let logging break a run
-            where = "[stderr]" if record.name == "mcpmini.server" else f"{record.levelname.lower()}:"
-            self.out.note(f"mcpmini: {where} {record.getMessage()}")
-
-
 def _build_parser() -> Any:
     """Global options (before or after the command) under one heading of the top-level help,
     and a subparser per command; ``.commands`` maps names to subparsers and ``.options`` each
@@ -6355,9 +6352,9 @@ def _build_parser() -> Any:
                     "1 the server reported a failure, 2 usage/config, 3 connection/protocol,\n4 auth, "
                     "124 timeout, 130 interrupted. Shell completion: eval \"$(mcpmini completion bash)\"")
     parser.add_argument("--version", action="version", version=f"mcpmini {__version__}")
-    _add_globals(parser, argparse.SUPPRESS, shown=True)
+    _add_globals(parser, shown=True)
     common = Parser(add_help=False)
-    _add_globals(common, argparse.SUPPRESS, shown=False)
+    _add_globals(common, shown=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     parser.commands = {}
 
@@ -6372,52 +6369,50 @@ def _build_parser() -> Any:
                            "command line in quotes")
         return p
     _add_commands(command)
-    _add_ask_parser(command)
-    _add_bridge_parser(command)
-    _add_check_parser(command, sub)
+    _add_ask_bridge_check(command)
     return parser
 
 
-def _add_globals(p: Any, suppress: Any, shown: bool) -> None:
+def _add_globals(p: Any, shown: bool) -> None:
     """Global options are accepted before or after the command: they also live on a parent
     parser shared by every subcommand (not ``shown`` in its help), with defaults suppressed
     there so neither place wins by accident. Options that accumulate (--config, -H, -e, -v)
     get their own dest after the command, merged in main(): argparse would otherwise let the
     subcommand's value replace the other."""
-    d = (lambda v: v) if shown else (lambda v: suppress)
+    import argparse
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 
-    def add(*names: str, help: str, **kwargs: Any) -> None:
-        g.add_argument(*names, help=help if shown else suppress, **kwargs)
-    add("--config", action="append", metavar="FILE", default=d([]), dest="config" + after,
+    def add(*names: str, help: str, default: Any, **kwargs: Any) -> None:
+        g.add_argument(*names, help=help if shown else argparse.SUPPRESS,
+                       default=default if shown else argparse.SUPPRESS, **kwargs)
+    add("--config", action="append", metavar="FILE", default=[], dest="config" + after,
         help="a config file (repeatable; later files win)")
-    add("--timeout", type=float, metavar="S", default=d(None),
+    add("--timeout", type=float, metavar="S", default=None,
         help=f"seconds per request and for connecting (default {DEFAULT_TIMEOUT:g})")
-    add("--protocol", choices=("auto", MODERN_VERSION, "legacy"), default=d(None),
+    add("--protocol", choices=("auto", MODERN_VERSION, "legacy"), default=None,
         help="protocol era (default auto: probe with server/discover)")
-    add("-H", "--header", action="append", metavar="'NAME: VALUE'", default=d([]),
+    add("-H", "--header", action="append", metavar="'NAME: VALUE'", default=[],
         dest="header" + after, help="an HTTP header for the server (repeatable)")
-    add("-e", "--env", action="append", metavar="KEY=VALUE", default=d([]), dest="env" + after,
+    add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
         help="an environment variable for the server process (repeatable)")
-    add("--accept-defaults", action="store_true", default=d(False),
+    add("--accept-defaults", action="store_true", default=False,
         help="answer the server's form questions with their defaults")
-    add("--json", action="store_true", default=d(False), help="print whole results (and errors) as JSON")
-    add("--quiet", action="store_true", default=d(False), help="no status line or tool-call lines")
-    add("--no-color", action="store_true", default=d(False), help="no colour (also: NO_COLOR=1)")
-    add("--trace", action="store_true", default=d(False),
+    add("--json", action="store_true", default=False, help="print whole results (and errors) as JSON")
+    add("--quiet", action="store_true", default=False, help="no status line or tool-call lines")
+    add("--no-color", action="store_true", default=False, help="no colour (also: NO_COLOR=1)")
+    add("--trace", action="store_true", default=False,
         help="print every JSON-RPC message on stderr (cut; -vv prints them whole)")
-    add("-v", "--verbose", action="count", default=d(0), dest="verbose" + after,
+    add("-v", "--verbose", action="count", default=0, dest="verbose" + after,
         help="show server stderr, the era negotiated and why, progress (-vv: debug)")
 
 
 def _add_commands(command: Callable[..., Any]) -> None:
-    """Every command but ``ask``, with its positionals and two or three examples."""
+    """The commands of one server (and the local ones), with their arguments and examples."""
     import argparse
     command("info", "era and why, protocol version, server info, capabilities, instructions",
             "info \"python3 examples/weather_server.py\"", "info http://127.0.0.1:8000/mcp --json",
             server=True)
-    for name, what, verb in (("tools", "TOOL", "call"), ("prompts", "PROMPT", "prompt")):
-        one = "get_forecast" if verb == "call" else "umbrella_advice"
+    for name, what, one in (("tools", "TOOL", "get_forecast"), ("prompts", "PROMPT", "umbrella_advice")):
         command(name, f"a server's {name} as calls to copy, or one in full", f"{name} weather",
                 f"{name} weather {one}", f"{name} weather --json", server=True).add_argument(
                     "name", nargs="?", metavar=what, help="show this one in full")
@@ -6439,8 +6434,10 @@ def _add_commands(command: Callable[..., Any]) -> None:
     p.add_argument("name", metavar="PROMPT", help="the prompt's name (see: mcpmini prompts SERVER)")
     p.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="the prompt's arguments")
     p.add_argument("--no-validate", action="store_true", help="send the arguments unchecked")
-    command("servers", "configured servers, where they come from, and their login state",
-            "servers", "--config team.json servers --json")
+    p = command("servers", "configured servers, where they come from, and their login state",
+                "servers", "--config team.json servers --json")
+    p.add_argument("--discover", action="store_true", help="list (read-only) the servers that other "
+                   "MCP clients here are configured with")
     p = command("login", "log in to an OAuth-protected HTTP server (opens a browser)",
                 "login linear", "login https://example.com/mcp --no-browser", server=True)
     p.add_argument("--no-browser", action="store_true", help="print the address to open and read the "
@@ -6462,24 +6459,8 @@ def _add_commands(command: Callable[..., Any]) -> None:
     p.add_argument("--line", help=argparse.SUPPRESS)   # from the script: the command line to complete
 
 
-def _add_bridge_parser(command: Callable[..., Any]) -> None:
-    p = command("bridge", "serve SERVER to other MCP clients on stdio (or loopback HTTP), "
-                "translating between the protocol eras", "bridge https://example.com/mcp",
-                "bridge --listen 8800 \"python3 examples/weather_server.py\"", server=True)
-    p.add_argument("--eager", action="store_true", help="connect to SERVER at once, not at the first request")
-    p.add_argument("--login", action="store_true", help="when SERVER needs an OAuth login, run it "
-                   "on this terminal (otherwise the request fails: run mcpmini login SERVER)")
-    p.add_argument("--listen", metavar="[HOST:]PORT", help="serve Streamable HTTP on HOST:PORT "
-                   "(default host 127.0.0.1) instead of stdio")
-    p.add_argument("--token", help="the bearer token HTTP clients must send (default: a random "
-                   "one, printed once on stderr)")
-    p.add_argument("--no-auth", action="store_true", help="accept HTTP clients without a token")
-    p.add_argument("--allow-remote", action="store_true",
-                   help="let --listen bind an address that is not loopback")
-
-
-def _add_ask_parser(command: Callable[..., Any]) -> None:
-    """``ask``: added by _build_parser through its ``command(name, help, *examples)`` factory."""
+def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
+    """``ask``, ``bridge`` and ``check``: the commands that do more than one request."""
     p = command("ask", "answer a question with a model (any OpenAI-compatible Chat Completions "
                 "endpoint) that may call the tools of the configured servers",
                 "ask \"umbrella in Hangzhou tomorrow?\" --model gpt-4.1-mini",
@@ -6504,12 +6485,19 @@ def _add_ask_parser(command: Callable[..., Any]) -> None:
     p.add_argument("--tool-choice", default="auto", metavar="auto|required|none|TOOL",
                    help="whether the model may (auto, the default), must (required) or must not "
                    "(none) call tools, or which tool it must call (TOOL or SERVER/TOOL)")
-
-
-def _add_check_parser(command: Callable[[str, str], Any], sub: Any) -> None:
-    """``check``, and ``servers --discover``: added by _build_parser."""
-    sub.choices["servers"].add_argument("--discover", action="store_true", help="list (read-only) "
-                                        "the servers that other MCP clients here are configured with")
+    p = command("bridge", "serve SERVER to other MCP clients on stdio (or loopback HTTP), "
+                "translating between the protocol eras", "bridge https://example.com/mcp",
+                "bridge --listen 8800 \"python3 examples/weather_server.py\"", server=True)
+    p.add_argument("--eager", action="store_true", help="connect to SERVER at once, not at the first request")
+    p.add_argument("--login", action="store_true", help="when SERVER needs an OAuth login, run it "
+                   "on this terminal (otherwise the request fails: run mcpmini login SERVER)")
+    p.add_argument("--listen", metavar="[HOST:]PORT", help="serve Streamable HTTP on HOST:PORT "
+                   "(default host 127.0.0.1) instead of stdio")
+    p.add_argument("--token", help="the bearer token HTTP clients must send (default: a random "
+                   "one, printed once on stderr)")
+    p.add_argument("--no-auth", action="store_true", help="accept HTTP clients without a token")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="let --listen bind an address that is not loopback")
     p = command("check", "smoke-test servers for CI: connect (in each era spoken), list every page, "
                 "lint tools and schemas, run the calls asked for (exit 1 on a failed check, 3 "
                 "when a server cannot be reached)")
@@ -6525,31 +6513,20 @@ def _add_check_parser(command: Callable[[str, str], Any], sub: Any) -> None:
 
 # Resolving SERVER ----------------------------------------------------------------------------
 
-def _pairs(items: list[str], sep: str, what: str, secret: bool = True) -> dict[str, str]:
+def _pairs(items: list[str], sep: str, what: str, for_server: bool = True) -> dict[str, str]:
+    """``KEY=VALUE`` (``NAME: VALUE``) words. Those for a server (-H, -e) are secrets, and are
+    taken literally: no ${VAR} expansion."""
     out: dict[str, str] = {}
     for item in items:
         key, found, value = item.partition(sep)
         if not found or not key.strip():
             raise _UsageError(f"{what} {item!r} is not {'NAME: VALUE' if sep == ':' else 'KEY=VALUE'}")
-        out[key.strip()] = value.strip() if sep == ":" else value
-        if secret:
-            _remember_secret(out[key.strip()])
+        value = value.strip() if sep == ":" else value
+        if for_server:
+            _remember_secret(value)
+            value = value.replace("$", "$$")
+        out[key.strip()] = value
     return out
-
-
-def _literal(values: dict[str, str]) -> dict[str, str]:
-    """Values typed on the command line are taken literally: no ${VAR} expansion."""
-    return {k: v.replace("$", "$$") for k, v in values.items()}
-
-
-def _configured(args: Any) -> dict[str, ServerConfig]:
-    return load_config(args.config)
-
-
-def _unknown(what: str, name: str, names: list[str], owner: str) -> _UsageError:
-    """A name missing from the server's own list (decision #5), with the closest ones."""
-    hint = _did_you_mean(name, names) or f"; it has: {', '.join(sorted(names))[:300] or 'none'}"
-    return _UsageError(f"{owner} has no {what} {name!r}{hint}")
 
 
 def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
@@ -6574,9 +6551,9 @@ def _trust_text(path: str) -> str:
 
 def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
     """A configured name, an http(s) URL, or a command line (anything with a space or '/')."""
-    servers = _configured(args)
-    headers = _literal(_pairs(args.header, ":", "header"))
-    env = _literal(_pairs(args.env, "=", "env"))
+    servers = load_config(args.config)
+    headers = _pairs(args.header, ":", "header")
+    env = _pairs(args.env, "=", "env")
     if spec in servers:
         server = servers[spec]
         if not server.trusted:
@@ -6604,35 +6581,30 @@ def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
                       "./server), or name a config file with --config FILE")
 
 
-def _client_for(server: ServerConfig, args: Any, out: _Output, **extra: Any) -> Client:
+def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | None = None,
+                **extra: Any) -> Client:
+    """A client of ``server`` as the global options say; a browser login on 401 when ``login``
+    (by default: only with a human at a terminal)."""
     server = _ask_inputs(server)
-    protocol = args.protocol or server.protocol or "auto"
-    timeout = args.timeout or server.timeout or DEFAULT_TIMEOUT
 
     def progress(params: JSON) -> None:
         text = out.on_progress(params)
         if args.verbose:
             out.note(f"mcpmini: progress{text}")
 
-    # a login on 401 only with a human at a terminal
-    extra.setdefault("auth", {"interactive": _has_terminal(), "open_browser": _default_open_browser,
-                              "notify": lambda text: out.note(f"mcpmini: {text}")})
-    terminal = out.tty()
-    return Client(dataclasses.replace(server, timeout=timeout, protocol=protocol), on_progress=progress,
-                  on_elicit=_elicitation(terminal, server) if terminal else None,
-                  accept_defaults=args.accept_defaults,
-                  trace=_tracer(args, out) if args.trace else None, **extra)
-
-
-def _tracer(args: Any, out: _Output) -> Callable[[str, str, Any], None]:
-    whole = args.verbose >= 2
-
     def trace(label: str, direction: str, message: Any) -> None:
         text = _json_text(message, None)
-        if not whole and len(text) > 400:
+        if args.verbose < 2 and len(text) > 400:
             text = f"{text[:400]}… ({len(text)} chars; -vv prints it whole)"
         out.note(f"mcpmini: trace {label} {direction} {text}")
-    return trace
+    auth = {"interactive": _has_terminal() if login is None else login,
+            "open_browser": _default_open_browser, "notify": lambda text: out.note(f"mcpmini: {text}")}
+    terminal = out.tty()
+    return Client(dataclasses.replace(server, timeout=args.timeout or server.timeout or DEFAULT_TIMEOUT,
+                                      protocol=args.protocol or server.protocol or "auto"),
+                  on_progress=progress, on_elicit=_elicitation(terminal, server) if terminal else None,
+                  accept_defaults=args.accept_defaults, trace=trace if args.trace else None, auth=auth,
+                  **extra)
 
 
 # Asking the user (elicitation, confirmation) -------------------------------------------------
@@ -6793,19 +6765,16 @@ def _parse_json(text: str, what: str) -> Any:
         raise _UsageError(f"{what}: not valid JSON: {exc}") from None
 
 
-def _tool_arguments(items: list[str], schema: JSON, stdin: Any = None) -> JSON:
+def _tool_arguments(items: list[str], schema: JSON) -> JSON:
     """Build the arguments object of ``call`` from the command line."""
-    if len(items) == 1 and items[0] == "-":
-        value = _parse_json((stdin or sys.stdin).read(), "arguments from stdin")
+    if len(items) == 1 and (items[0] == "-" or items[0].lstrip().startswith("{")):
+        piped = items[0] == "-"
+        value = _parse_json(sys.stdin.read() if piped else items[0],
+                            "arguments from stdin" if piped else "the arguments object")
         if not isinstance(value, dict):
-            raise _UsageError("the arguments on stdin must be one JSON object")
+            raise _UsageError(f"the arguments{' on stdin' * piped} must be one JSON object")
         return value
-    if len(items) == 1 and items[0].lstrip().startswith("{"):
-        value = _parse_json(items[0], "the arguments object")
-        if not isinstance(value, dict):
-            raise _UsageError("the arguments must be one JSON object")
-        return value
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    props = _object(schema.get("properties"))
     out: JSON = {}
     for item in items:
         m = re.match(r"([^=:]+)(:?=)(.*)\Z", item, re.S)
@@ -6819,10 +6788,8 @@ def _tool_arguments(items: list[str], schema: JSON, stdin: Any = None) -> JSON:
             out[key] = _parse_json(text, f"argument {key!r}")
         elif value.startswith("@"):
             out[key] = _read_text(value[1:], f"argument {key!r}")
-        else:
-            if value.startswith("\\@"):
-                value = value[1:]
-            out[key] = _typed_value(value, props.get(key))
+        else:   # key=\@... is a value that starts with @
+            out[key] = _typed_value(value[1:] if value.startswith("\\@") else value, props.get(key))
     return out
 
 
@@ -6938,19 +6905,13 @@ async def _cmd_info(args: Any, out: _Output) -> int:
                 "protocolVersion": client.protocol_version, "serverInfo": client.server_info,
                 "capabilities": client.capabilities, "instructions": client.instructions,
                 "auth": auth_state(client.server)}
-        if args.json:
-            out.result(_json_text(info))
-            return 0
-        name = client.server_info.get("name", "?")
-        lines = [f"server:       {name} {client.server_info.get('version', '')}".rstrip(),
-                 f"era:          {client.era} ({client.era_reason})",
-                 f"protocol:     {client.protocol_version}",
-                 f"capabilities: {', '.join(client.capabilities) or 'none'}"]
-        if client.transport != "stdio":
-            lines.append(f"auth:         {auth_state(client.server)}")
-        if client.instructions:
-            lines.append(f"instructions: {client.instructions}")
-        out.result(_visible("\n".join(lines)))
+        about = client.server_info
+        shown = {"server": f"{about.get('name', '?')} {about.get('version', '')}".rstrip(),
+                 "era": f"{client.era} ({client.era_reason})", "protocol": client.protocol_version,
+                 "capabilities": ", ".join(client.capabilities) or "none",
+                 "auth": info["auth"] * (client.transport != "stdio"), "instructions": client.instructions}
+        out.result(_json_text(info) if args.json else
+                   _visible("\n".join(f"{k + ':':<13} {v}" for k, v in shown.items() if v)))
         return 0
     return await _with_client(args, out, work)
 
@@ -6963,7 +6924,7 @@ async def _cmd_servers(args: Any, out: _Output) -> int:
             return "?"
     if not args.discover:
         _trust_warning(args, out, None)
-    found = _discovered() if args.discover else [(s, {}) for s in _configured(args).values()]
+    found = _discovered() if args.discover else [(s, {}) for s in load_config(args.config).values()]
     rows = [{"name": s.name, "transport": s.transport,
              "target": s.url or shlex.join([s.command or "", *s.args]),
              "source": s.source, "trusted": s.trusted, "auth": auth(s), **extra}
@@ -7029,76 +6990,58 @@ async def _cmd_logout(args: Any, out: _Output) -> int:
     return 0
 
 
-def _list_command(method: str, render: Callable[[JSON], str]) -> Callable[[Any, _Output], Awaitable[int]]:
-    async def handler(args: Any, out: _Output) -> int:
-        async def work(client: Client) -> int:
-            items = await getattr(client, method)()
-            what = method.partition("_")[2].replace("_", " ")   # "tools", "resource templates"
-            if not items and ("resources" if "resource" in what else what) not in client.capabilities:
-                out.note(f"mcpmini: {client.name} offers no {what}")
-            if what == "tools" and (changes := _tool_list_changes(client, items)):
-                out.note(f"mcpmini: {changes}")
-            if args.json:
-                out.result(_json_text(items))
-            else:   # one line per item, whatever its name holds
-                out.result("\n".join(_visible(render(i), one_line=True) for i in items))
-            return 0
-        return await _with_client(args, out, work, "waiting for the list")
-    return handler
-
-
-def _describe(head: str, item: JSON) -> str:
-    text = _first_line(item.get("description") or item.get("title"))
-    return f"{head} — {text}" if text else head
-_cmd_resources = _list_command("list_resources", lambda r: _describe(f"{r.get('uri')}  {r.get('name', '')}".rstrip(), r))
-_cmd_templates = _list_command("list_resource_templates",
-                               lambda r: _describe(f"{r.get('uriTemplate')}  {r.get('name', '')}".rstrip(), r))
-
-
 async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
     """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
     as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
     raw = await (client.list_tools() if what == "tool" else client.list_prompts())
     items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
     if name is not None and name not in items:
-        raise _unknown(what, name, list(items), client.name)
+        hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
+        raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
     return raw, items
 
 
-async def _catalog(args: Any, out: _Output, what: str, verb: str) -> int:
-    """``tools`` and ``prompts``: signatures to copy, one in full, or the raw list (--json)."""
+async def _cmd_tools(args: Any, out: _Output) -> int:
+    """``tools``, ``prompts``, ``resources`` and ``templates``: a server's list, or the raw list
+    (--json). Tools and prompts are listed as signatures to copy, or one is shown in full."""
+    what = {"templates": "resource templates"}.get(args.command, args.command)
+    named, name = what in ("tools", "prompts"), getattr(args, "name", None)
+
     async def work(client: Client) -> int:
-        raw, items = await _entries(client, what, args.name)
-        if not raw and f"{what}s" not in client.capabilities:
-            out.note(f"mcpmini: {client.name} offers no {what}s")
-        if what == "tool" and (changes := _tool_list_changes(client, raw)):
+        if named:
+            raw, items = await _entries(client, what[:-1], name)
+        else:
+            raw = await getattr(client, "list_" + what.replace(" ", "_"))()
+        if not raw and ("resources" if "resource" in what else what) not in client.capabilities:
+            out.note(f"mcpmini: {client.name} offers no {what}")
+        if what == "tools" and (changes := _tool_list_changes(client, raw)):
             out.note(f"mcpmini: {changes}")
         if args.json:
-            out.result(_json_text(next(i for i in raw if i["name"] == args.name) if args.name else raw))
+            out.result(_json_text(next(i for i in raw if i["name"] == name) if name else raw))
+        elif name:
+            out.result(_detail(items[name], "call" if what == "tools" else "prompt", args))
         else:
-            out.result(_detail(items[args.name], verb, args) if args.name else
-                       _table(list(items.values()), out))
+            out.result(_table(list(items.values()), out) if named else "\n".join(
+                _describe(i, "uri" if what == "resources" else "uriTemplate") for i in raw))
         return 0
-    return await _with_client(args, out, work, f"waiting for the {what}s")
+    return await _with_client(args, out, work, f"waiting for the {what if named else 'list'}")
+_cmd_prompts = _cmd_resources = _cmd_templates = _cmd_tools
 
 
-async def _cmd_tools(args: Any, out: _Output) -> int:
-    return await _catalog(args, out, "tool", "call")
-
-
-async def _cmd_prompts(args: Any, out: _Output) -> int:
-    return await _catalog(args, out, "prompt", "prompt")
+def _describe(item: JSON, key: str) -> str:
+    """A resource or template on one line, whatever its name holds: URI, name, description."""
+    head = f"{item.get(key)}  {item.get('name', '')}".rstrip()
+    text = _first_line(item.get("description") or item.get("title"))
+    return _visible(f"{head} — {text}" if text else head, one_line=True)
 
 
 async def _cmd_call(args: Any, out: _Output) -> int:
     async def work(client: Client) -> int:
-        schema: JSON = {}
-        if not args.no_validate:   # else exactly what was typed: strings and key:=JSON
-            schema = _object((await _entries(client, "tool", args.tool))[1][args.tool].get("inputSchema"))
+        schema = {} if args.no_validate else _object(   # no schema: strings and key:=JSON, unchecked
+            (await _entries(client, "tool", args.tool))[1][args.tool].get("inputSchema"))
         arguments = _tool_arguments(args.arguments, schema)
-        problem = not args.no_validate and _argument_problem(
-            arguments, schema, strict_keys=True, json_hint=" (use key:=JSON for raw JSON)")
-        if problem:
+        if problem := _argument_problem(arguments, schema, strict_keys=True,
+                                        json_hint=" (use key:=JSON for raw JSON)"):
             raise _UsageError(f"{args.tool}: {problem}")
         out.wait(f"waiting for {args.tool}")
         result = await client.call_tool(args.tool, arguments)
@@ -7110,12 +7053,17 @@ async def _cmd_call(args: Any, out: _Output) -> int:
     return await _with_client(args, out, work, "waiting for the tools")
 
 
+def _check_writable(path: str | None) -> None:
+    """Fail before connecting, not after the server did the work, when ``path`` cannot be written."""
+    try:
+        if path:
+            open(path, "ab").close()
+    except OSError as exc:
+        raise _UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 async def _cmd_read(args: Any, out: _Output) -> int:
-    if args.output:  # fail before connecting, not after the server did the work
-        try:
-            open(args.output, "ab").close()
-        except OSError as exc:
-            raise _UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    _check_writable(args.output)
 
     async def work(client: Client) -> int:
         try:
@@ -7126,7 +7074,7 @@ async def _cmd_read(args: Any, out: _Output) -> int:
                 known = [r["uri"] for r in await client.list_resources()] + [
                     t["uriTemplate"] for t in await client.list_resource_templates()]
             raise RemoteError(exc.code, exc.message + _did_you_mean(args.uri, known), exc.data) from None
-        contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
+        contents = result.get("contents", [])   # objects: the client checked the shape
         if args.output:
             with open(args.output, "wb") as f:
                 for c in contents:
@@ -7141,40 +7089,27 @@ async def _cmd_read(args: Any, out: _Output) -> int:
         elif args.json:
             out.result(_json_text(result))
         else:
-            parts = []
-            for c in contents:
-                if isinstance(c.get("text"), str):
-                    parts.append(c["text"])
-                else:
-                    size = len(c.get("blob") or "") * 3 // 4
-                    parts.append(f"[blob: {c.get('mimeType', 'unknown')}, about {size} bytes; "
-                                 "use -o FILE to save it]")
+            parts = [c["text"] if isinstance(c.get("text"), str) else
+                     f"[blob: {c.get('mimeType', 'unknown')}, about {len(c.get('blob') or '') * 3 // 4} "
+                     "bytes; use -o FILE to save it]" for c in contents]
             out.result(_visible("\n".join(parts)))
         return 0
     return await _with_client(args, out, work, f"waiting for {args.uri}")
 
 
 async def _cmd_prompt(args: Any, out: _Output) -> int:
-    arguments = _pairs(args.arguments, "=", "prompt argument", secret=False)
+    arguments = _pairs(args.arguments, "=", "prompt argument", for_server=False)
 
     async def work(client: Client) -> int:
         if not args.no_validate:   # checked like tool arguments (decision #4)
             prompt = (await _entries(client, "prompt", args.name))[1][args.name]
-            problem = _argument_problem(arguments, prompt["inputSchema"], strict_keys=True)
-            if problem:
+            if problem := _argument_problem(arguments, prompt["inputSchema"], strict_keys=True):
                 raise _UsageError(f"{args.name}: {problem}; usage: {_signature(prompt)}")
         out.wait(f"waiting for {args.name}")
         result = await client.get_prompt(args.name, arguments or None)
-        if args.json:
-            out.result(_json_text(result))
-            return 0
-        lines = []
-        for message in result.get("messages") or []:
-            if isinstance(message, dict):
-                block = message.get("content")
-                text = result_text({"content": [block] if isinstance(block, dict) else block or []})
-                lines.append(f"{message.get('role', '?')}: {text}")
-        out.result(_visible("\n".join(lines)))
+        lines = [f"{m.get('role', '?')}: {result_text({'content': [m['content']]})}"
+                 for m in result.get("messages", [])]   # the client checked: each has a content object
+        out.result(_json_text(result) if args.json else _visible("\n".join(lines)))
         return 0
     return await _with_client(args, out, work, "waiting for the prompts")
 
@@ -7189,12 +7124,8 @@ async def _cmd_trust(args: Any, out: _Output) -> int:
     for s in servers.values():
         target = s.url or shlex.join([s.command or "", *s.args])
         lines.append(f"  {s.name}: {s.transport} {target}")
-        if s.cwd:
-            lines.append(f"    cwd: {s.cwd}")
-        for k in s.env:
-            lines.append(f"    env {k}")
-        for k in s.headers:
-            lines.append(f"    header {k}")
+        lines += [f"    cwd: {s.cwd}"] * bool(s.cwd) + [f"    env {k}" for k in s.env]
+        lines += [f"    header {k}" for k in s.headers]
         if s.variables():
             lines.append(f"    receives your environment variables: {', '.join(s.variables())}")
     lines.append("Approving lets mcpmini run these commands and send these headers. The approval "
@@ -7214,10 +7145,6 @@ async def _cmd_trust(args: Any, out: _Output) -> int:
     return 0
 
 
-def _is_openai(base_url: str) -> bool:
-    return re.match(r"(?i)https://api\.openai\.com(/|$)", base_url.strip()) is not None
-
-
 def _ask_servers(args: Any, out: _Output) -> dict[str, Client]:
     """The clients of ``ask``: the --server ones, or every approved configured server. One that
     cannot even be built (e.g. an unset ${VAR}) is reported and skipped."""
@@ -7227,7 +7154,7 @@ def _ask_servers(args: Any, out: _Output) -> dict[str, Client]:
         chosen = [_resolve_server(spec, args, out) for spec in dict.fromkeys(args.servers)]
     else:
         _trust_warning(args, out, None)
-        chosen = [s for s in _configured(args).values() if s.trusted]
+        chosen = [s for s in load_config(args.config).values() if s.trusted]
         if not chosen:
             raise ConfigError("no servers configured to ask with: add some to a config file "
                               "(see: mcpmini servers), name one with --server, or approve the "
@@ -7313,9 +7240,8 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
     if not re.match(r"(?i)https?://[^/\s]+", base_url):
         raise _UsageError(f"--base-url {base_url!r} is not an http(s) URL")
     api_key = os.environ.get("OPENAI_API_KEY") or None
-    if api_key:
-        _remember_secret(api_key)
-    elif _is_openai(base_url):
+    _remember_secret(api_key)
+    if not api_key and re.match(r"(?i)https://api\.openai\.com(/|$)", base_url):
         raise ConfigError(f"OPENAI_API_KEY is not set, and {base_url} needs a key; set it, or "
                           "point --base-url (or OPENAI_BASE_URL) at another endpoint")
     if args.max_steps < 1 or args.max_result_chars < 1:
@@ -7343,12 +7269,11 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
         if out.json_mode and isinstance(getattr(exc, "transcript", None), dict):
             out.result(_redact(_json_text(exc.transcript)))
         raise
+    printer.end_line()   # a no-op with --json: nothing was streamed
     if out.json_mode:
         out.result(_redact(_json_text(transcript)))
-    else:
-        printer.end_line()
-        if not transcript["answer"]:
-            out.note("mcpmini: the model gave an empty answer")
+    elif not transcript["answer"]:
+        out.note("mcpmini: the model gave an empty answer")
     return 0
 
 
@@ -7357,9 +7282,7 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
     login = args.login and _has_terminal()
 
     def connect(capabilities: JSON, client_info: JSON, on_request: Any, on_notification: Any) -> Client:
-        auth = {"interactive": True, "open_browser": _default_open_browser,
-                "notify": lambda text: out.note(f"mcpmini: {text}")} if login else {}
-        return _client_for(server, args, out, reconnect=True, auth=auth, on_request=on_request,
+        return _client_for(server, args, out, login, reconnect=True, on_request=on_request,
                            on_notification=on_notification, capabilities=capabilities,
                            client_info=client_info)
     if not args.listen:
@@ -7385,17 +7308,18 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
 # check: a smoke test for CI -------------------------------------------------------------------
 
 class _Suite:
-    """One server in one era: its checks, each (name, "pass"/"warn"/"fail", detail, seconds)."""
+    """One server in one era: its checks, each (name, "pass"/"warn"/"fail", detail, seconds);
+    with ``strict``, a warning fails."""
 
-    def __init__(self, name: str) -> None:
-        self.name, self.reached, self.mark = name, True, time.monotonic()
+    def __init__(self, name: str, strict: bool) -> None:
+        self.name, self.strict, self.reached, self.mark = name, strict, True, time.monotonic()
         self.checks: list[tuple[str, str, str, float]] = []
 
     def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "") -> None:
         detail = _redact(_visible("; ".join([*fails, *warns]) or note, True))
-        self.checks.append((_visible(name, True), "fail" if fails else "warn" if warns else "pass",
-                            detail, time.monotonic() - self.mark))   # the time since the last one
-        self.mark = time.monotonic()
+        status = "fail" if fails or warns and self.strict else "warn" if warns else "pass"
+        self.checks.append((_visible(name, True), status, detail, time.monotonic() - self.mark))
+        self.mark = time.monotonic()   # each check's time is the time since the last one
 
 
 def _hidden(item: JSON, *keys: str) -> list[str]:
@@ -7503,7 +7427,7 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
 async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -> _Suite:
     """One server in one era (probed afresh; what a pinned run finds is not remembered)."""
     client = _client_for(server, args, out, era_cache=False)
-    suite = _Suite(f"{spec} ({args.protocol or server.protocol or 'auto'})")
+    suite = _Suite(f"{spec} ({args.protocol or server.protocol or 'auto'})", args.strict)
     try:
         await client.connect()
         if server.protocol == "legacy" and client.era != "legacy":
@@ -7529,11 +7453,7 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
 
 async def _cmd_check(args: Any, out: _Output) -> int:
     servers = [(spec, _resolve_server(spec, args, out)) for spec in args.servers]
-    if args.junit:   # fail before connecting, not after the work
-        try:
-            open(args.junit, "ab").close()
-        except OSError as exc:
-            raise _UsageError(f"cannot write {args.junit}: {exc.strerror or exc}") from None
+    _check_writable(args.junit)
     suites: list[_Suite] = []
     for spec, server in servers:
         suites.append(await _check_era(spec, server, args, out))
@@ -7543,8 +7463,6 @@ async def _cmd_check(args: Any, out: _Output) -> int:
                 suites.append(legacy)
             else:
                 suites[-1].add("legacy era", note=f"not spoken ({legacy.checks[0][2]})")
-    for suite in suites:
-        suite.checks = [(n, "fail" if s == "warn" and args.strict else s, d, t) for n, s, d, t in suite.checks]
     counts = {s: sum(c[1] == s for suite in suites for c in suite.checks) for s in ("pass", "warn", "fail")}
     code = 3 if not all(s.reached for s in suites) else 1 if counts["fail"] else 0
     if args.junit:
@@ -7641,11 +7559,6 @@ def _completions(line: str) -> list[str]:
     return sorted(w for w in found if w.startswith(words[-1]))
 
 
-async def _dispatch(args: Any, out: _Output) -> int:
-    handler = globals()[f"_cmd_{args.command}"]
-    return await handler(args, out)
-
-
 def _run_main(coro: Awaitable[int]) -> int:
     """Run the command with our own signal handling, the same on 3.10 and 3.13: the first
     SIGINT/SIGTERM/SIGHUP cancels the command (in-flight requests are cancelled on the wire and
@@ -7664,14 +7577,10 @@ def _run_main(coro: Awaitable[int]) -> int:
         task.cancel()
 
     installed = []
-    for sig in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
-        if sig is None:
-            continue
-        try:
+    for sig in [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, on_signal, sig)
             installed.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
     try:
         return loop.run_until_complete(task)
     except asyncio.CancelledError:
@@ -7682,7 +7591,7 @@ def _run_main(coro: Awaitable[int]) -> int:
         for sig in installed:
             loop.remove_signal_handler(sig)
         with contextlib.suppress(Exception):
-            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            pending = asyncio.all_tasks(loop)   # the unfinished ones
             for t in pending:
                 t.cancel()
             if pending:
@@ -7694,17 +7603,12 @@ def main(argv: list[str] | None = None) -> int:
     """The command line: ``mcpmini [GLOBAL OPTIONS] COMMAND ...``; returns the exit code."""
     for stream in (sys.stdout, sys.stderr):  # UTF-8 whatever the locale
         with contextlib.suppress(AttributeError, ValueError):
-            if (stream.encoding or "").lower().replace("-", "") != "utf8":
-                stream.reconfigure(encoding="utf-8", errors="backslashreplace")
-            else:
-                stream.reconfigure(errors="backslashreplace")
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace")
     words = sys.argv[1:] if argv is None else argv
     out = _Output("--json" in words, "--no-color" in words, "--quiet" in words)
-    handler = _LogHandler(out)
-    root = logging.getLogger("mcpmini")
-    saved = (root.level, root.propagate)
-    root.addHandler(handler)
-    root.propagate = False
+    saved = (log.level, log.propagate)
+    log.addHandler(out)
+    log.propagate = False
     try:
         try:
             parser = _build_parser()
@@ -7714,14 +7618,13 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("config", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
-        root.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
+        log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
-        return _run_main(_dispatch(args, out))
+        return _run_main(globals()[f"_cmd_{args.command}"](args, out))
     except MCPError as exc:
-        kind = exc.kind
-        out.error(str(exc), kind)
-        return EXIT_CODES[kind]
+        out.error(str(exc), exc.kind)
+        return EXIT_CODES[exc.kind]
     except KeyboardInterrupt as exc:   # the first SIGINT (130), SIGTERM (143) or SIGHUP (129)
         signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
         kind = "interrupted" if signum == signal.SIGINT else "terminated"
@@ -7733,8 +7636,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         out.close()
-        root.removeHandler(handler)
-        root.setLevel(saved[0])
-        root.propagate = saved[1]
+        log.removeHandler(out)
+        log.setLevel(saved[0])
+        log.propagate = saved[1]
 if __name__ == "__main__":
     sys.exit(main())
