@@ -84,7 +84,6 @@ CLIENT_INFO = {"name": "mcpmini", "version": __version__}
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 INTERNAL_ERROR = -32603
 HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION = -32020, -32021, -32022
-MODERN_ERRORS = (HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION)
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -403,8 +402,7 @@ def _remember_secret(value: Any) -> None:
     """From now on, ``value`` (and its JSON-escaped form, and the token of ``Bearer <token>``)
     is replaced by ``***`` in everything shown."""
     if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LENGTH:
-        for form in (value, json.dumps(value, ensure_ascii=False)[1:-1]):  # as is, and in JSON
-            _secrets.add(form)
+        _secrets.update((value, json.dumps(value, ensure_ascii=False)[1:-1]))  # as is, and in JSON
         scheme, _, token = value.partition(" ")  # "Bearer abc…": the token alone too
         if len(token) >= MIN_SECRET_LENGTH and scheme.isalpha():
             _remember_secret(token)
@@ -412,9 +410,8 @@ def _remember_secret(value: Any) -> None:
 
 def _redact(text: str) -> str:
     """Replace every known secret value with ``***``."""
-    for secret in sorted(_secrets, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, "***")
+    for secret in sorted(_secrets, key=len, reverse=True):   # longest first: no partial leftovers
+        text = text.replace(secret, "***")
     return text
 
 
@@ -495,12 +492,6 @@ def _check_private(path: str, what: str) -> None:
                               "it to yourself), else delete it")
 
 
-def _consume(future: asyncio.Future) -> None:
-    """Retrieve a finished future's outcome so asyncio does not warn about it."""
-    if not future.cancelled():
-        future.exception()
-
-
 def _settle(future: asyncio.Future, result: Any, exc: BaseException | None = None) -> None:
     """Resolve ``future`` unless it is done already (a late answer is dropped)."""
     if not future.done():
@@ -542,8 +533,8 @@ def _schema_types(schema: Any) -> set[str]:
     when the schema says nothing."""
     if not isinstance(schema, dict):
         return set()
-    kind = schema.get("type")
-    types = {kind} if isinstance(kind, str) else {t for t in kind if isinstance(t, str)} if isinstance(kind, list) else set()
+    kinds = schema.get("type")
+    types = {t for t in (kinds if isinstance(kinds, list) else [kinds]) if isinstance(t, str)}
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         for option in options if isinstance(options, list) else []:
@@ -558,17 +549,9 @@ def _schema_types(schema: Any) -> set[str]:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
+    """The JSON type of a decoded value: 1.0 is a number, True a boolean, not an integer."""
+    return {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string",
+            list: "array"}.get(type(value), "object")
 
 
 def _did_you_mean(name: str, names: list[str]) -> str:
@@ -586,8 +569,8 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     whenever it lists ``properties`` without allowing more. Keywords that cannot be used here
     (``$ref`` among them) are passed over; ``json_hint`` follows a wrong object or array.
     ``noun`` names the keys ("key" when checking structuredContent)."""
-    schema = schema if isinstance(schema, dict) else {}
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    schema = _object(schema)
+    props = _object(schema.get("properties"))
     required = schema.get("required") if isinstance(schema.get("required"), list) else []
     missing = [n for n in required if isinstance(n, str) and n not in arguments]
     if missing:
@@ -3385,12 +3368,9 @@ class _EraCache:
         data = self._load()
         if data.get(key) == era:
             return
-        if era is None:
-            data.pop(key, None)
-        else:
-            data[key] = era
-        try:
-            _write_json(self.path, data)
+        data[key] = era
+        try:   # None forgets the key
+            _write_json(self.path, {k: v for k, v in data.items() if v is not None})
         except OSError as exc:
             log.debug("cannot write the era cache %s: %s", self.path, exc)
 
@@ -3438,18 +3418,17 @@ class _Negotiation:
         self.session: _Session | None = None
         self.opened = kind   # the kind of the current session
 
-    async def _open(self, kind: str) -> _Session:
+    async def _open(self, kind: str) -> None:
         """A fresh session (the previous one, if any, is closed first)."""
         if self.session is not None:
             await self.session.close(fast=True)
             self.session = None
         self.session = await self.open_session(kind)
         self.opened = kind
-        return self.session
 
-    def meta(self, version: str = MODERN_VERSION) -> JSON:
+    def meta(self) -> JSON:
         """The per-request ``_meta`` of the 2026-07-28 era."""
-        return {META_VERSION: version, META_CAPABILITIES: self.capabilities,
+        return {META_VERSION: MODERN_VERSION, META_CAPABILITIES: self.capabilities,
                 META_CLIENT_INFO: dict(self.client_info)}
 
     async def run(self) -> tuple[_Era, _Session]:
@@ -3460,13 +3439,13 @@ class _Negotiation:
         elif self.protocol == "legacy":
             era = await self._legacy("legacy era pinned")
         elif self.protocol == MODERN_VERSION:
-            era = await self._discover(pinned=True)
+            era = await self._discover()
         elif self.cached in ("legacy", MODERN_VERSION):
             try:
                 if self.cached == "legacy":
                     era = await self.initialize(reason="legacy era remembered from an earlier run")
                 else:
-                    era = await self._discover(pinned=True, reason="modern era remembered from an earlier run")
+                    era = await self._discover("modern era remembered from an earlier run")
             except (RemoteError, ProtocolError, ConnectionClosed) as exc:
                 if isinstance(exc, ConnectionClosed) and self.cached != "legacy":
                     raise
@@ -3496,7 +3475,12 @@ class _Negotiation:
                     return await self._adopt_discover(probe.result(), "server/discover answered")
                 if isinstance(verdict, list):   # -32022 with data.supported
                     return await self._modern_fallback(verdict, "server/discover answered -32022")
-                return await self._legacy_after_probe(verdict)
+                if verdict == "modern-error":
+                    raise ProtocolError(f"{self.label}: server/discover was refused with a modern "
+                                        "error the client cannot fix")
+                if verdict == "closed":
+                    return await self._legacy_restart("the server closed on server/discover")
+                return await self._legacy(f"{verdict}: legacy")
             # No answer yet: fall back to initialize on the same process, but keep listening:
             # a late DiscoverResult still means modern.
             reason = f"server/discover got no answer within {PROBE_TIMEOUT:g} s"
@@ -3519,7 +3503,7 @@ class _Negotiation:
             for task in (probe, init):  # never cancelled on the wire: nothing precedes initialize
                 if task is not None:
                     task.cancel()
-                    task.add_done_callback(_consume)
+                    task.add_done_callback(lambda t: t.cancelled() or t.exception())   # retrieved
 
     def _verdict(self, probe: asyncio.Future) -> str | list[str]:
         """Modern evidence is only supportedVersions or -32020/-32021/-32022; the rest is legacy."""
@@ -3533,7 +3517,7 @@ class _Negotiation:
         if isinstance(exc, RemoteError):
             if exc.code == UNSUPPORTED_VERSION:
                 return _supported(exc)
-            if exc.code in MODERN_ERRORS:
+            if exc.code in (HEADER_MISMATCH, MISSING_CAPABILITY):
                 return "modern-error"
             return f"server/discover answered {exc.code}"
         if isinstance(exc, ConnectionClosed) and self.kind == "stdio":
@@ -3541,14 +3525,6 @@ class _Negotiation:
         if _not_mcp_http(exc):   # an HTTP error status, an HTML page...: no modern evidence
             return f"server/discover got {_not_mcp_http(exc)}"
         raise exc
-
-    async def _legacy_after_probe(self, verdict: str) -> _Era:
-        if verdict == "modern-error":
-            raise ProtocolError(f"{self.label}: server/discover was refused with a modern error "
-                                "the client cannot fix")
-        if verdict == "closed":
-            return await self._legacy_restart("the server closed on server/discover")
-        return await self._legacy(f"{verdict}: legacy")
 
     async def _legacy(self, reason: str) -> _Era:
         """initialize on the current session; a stdio server that closed is started again for
@@ -3593,7 +3569,7 @@ class _Negotiation:
         """-32022: retry discovery with a version the server listed, or go legacy if all of
         its versions are legacy ones."""
         if MODERN_VERSION in supported or not supported:
-            return await self._discover(pinned=True, reason=reason)
+            return await self._discover(reason)
         legacy = [v for v in LEGACY_VERSIONS if v in supported]
         if legacy:
             return await self.initialize(version=legacy[0], reason=f"{reason} with only legacy versions")
@@ -3601,8 +3577,9 @@ class _Negotiation:
                             f"{', '.join(supported)}; mcpmini speaks {MODERN_VERSION} and "
                             f"{', '.join(LEGACY_VERSIONS)}")
 
-    async def _discover(self, *, pinned: bool, reason: str = "modern era pinned") -> _Era:
-        """server/discover in the modern era, retrying a -32022 with a listed version."""
+    async def _discover(self, reason: str = "modern era pinned") -> _Era:
+        """server/discover once the modern era is settled (pinned, remembered, or signalled by
+        -32022), retrying a -32022 with a listed version."""
         assert self.session is not None
         for attempt in range(MAX_VERSION_RETRIES + 1):
             try:
@@ -3614,8 +3591,8 @@ class _Negotiation:
                     if supported and MODERN_VERSION not in supported:
                         return await self._modern_fallback(supported, reason + "; -32022")
                     continue
-                if exc.code in (METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST) and pinned:
-                    # Pinned modern: a server without server/discover can still be used.
+                if exc.code in (METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST):
+                    # The era is settled: a server without server/discover can still be used.
                     log.info("%s: server/discover answered %s; continuing in the pinned era",
                              self.label, exc.code)
                     era = self._modern({}, f"{reason}; no server/discover")
@@ -4253,23 +4230,24 @@ class ServerConfig:
             folder = os.path.dirname(folder)
             folder = os.getcwd() if folder == os.path.expanduser("~") else folder
 
-        def expand(value: str, secret: bool = False) -> str:
-            out = _expand(value, self, folder)
-            if secret or out != value:
-                _remember_secret(out) if secret else _remember_substitutions(value, self, folder)
+        def expand(value: Any, secret: bool = False) -> Any:
+            """A string expanded (a secret as a whole, else each value substituted into it)."""
+            if not isinstance(value, str):   # None, or an "oauth" setting that is no string
+                return value
+            out = _expand(value, self, folder, remember=not secret)
+            if secret:
+                _remember_secret(out)
             return out
 
         env = {k: expand(v, secret=True) for k, v in self.env.items()}
         if self.env_file:
             env = {**_env_file(os.path.join(folder, expand(self.env_file)), self), **env}
         return dataclasses.replace(
-            self, command=expand(self.command) if self.command else self.command,
-            args=[expand(a) for a in self.args], env=env,
-            url=expand(self.url) if self.url else self.url,
+            self, command=expand(self.command), args=[expand(a) for a in self.args], env=env,
+            url=expand(self.url), cwd=expand(self.cwd),
             headers={k: expand(v, secret=True) for k, v in self.headers.items()},
-            cwd=expand(self.cwd) if self.cwd else self.cwd,
-            oauth={k: expand(v, secret=k == "clientSecret") if isinstance(v, str) else v
-                   for k, v in self.oauth.items()} if isinstance(self.oauth, dict) else self.oauth)
+            oauth={k: expand(v, secret=k == "clientSecret") for k, v in self.oauth.items()}
+            if isinstance(self.oauth, dict) else self.oauth)
 
     def references(self) -> list[str]:
         """Every ``${name}`` written in the entry's values, once each."""
@@ -4313,39 +4291,37 @@ def _server_config(server: Any, *, name: str | None, env: dict[str, str] | None,
     raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
 
 
-def _expand(value: str, server: ServerConfig, folder: str) -> str:
+def _expand(value: str, server: ServerConfig, folder: str, remember: bool) -> str:
+    """``value`` with its ``${...}`` substituted; with ``remember``, every value substituted
+    from the environment (or typed for an input) counts as a secret."""
+    paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"),
+                                    os.sep, os.sep)))
+    where = f"{server.source or 'config'}: server {server.name!r}"
+
     def sub(m: re.Match) -> str:
         if m.group(0) == "$$":
             return "$"
-        name, default = m.group("name"), m.group("default")
-        paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"),
-                                        os.sep, os.sep)))
+        name = m.group("name")
         if name in paths:
             return paths[name]
         if name.startswith("input:"):
             spec = server.inputs.get(name[6:], {})
-            if isinstance(spec.get("value"), str):
-                return spec["value"]
-            what = f" ({spec['description']})" if isinstance(spec.get("description"), str) else ""
-            raise ConfigError(f"{server.source or 'config'}: server {server.name!r} uses ${{{name}}}{what}, "
-                              "an input asked for on a terminal, and there is none (or the file does not "
-                              "define it); put the value in an environment variable and write ${VAR} instead")
-        if name.startswith("env:"):
-            name = name[4:]
-        if name in os.environ:
-            return os.environ[name]
-        if default is not None:
-            return default
-        raise ConfigError(f"{server.source or 'config'}: server {server.name!r} needs the environment "
-                          f"variable {name}, which is not set (set it, or write ${{{name}:-default}})")
+            found = spec.get("value")
+            if not isinstance(found, str):
+                what = f" ({spec['description']})" if isinstance(spec.get("description"), str) else ""
+                raise ConfigError(f"{where} uses ${{{name}}}{what}, an input asked for on a terminal, "
+                                  "and there is none (or the file does not define it); put the value in "
+                                  "an environment variable and write ${VAR} instead")
+        else:
+            name = name.removeprefix("env:")
+            found = os.environ.get(name, m.group("default"))
+            if found is None:
+                raise ConfigError(f"{where} needs the environment variable {name}, which is not set "
+                                  f"(set it, or write ${{{name}:-default}})")
+        if remember:
+            _remember_secret(found)
+        return found
     return CONFIG_VARIABLE.sub(sub, value)
-
-
-def _remember_substitutions(value: str, server: ServerConfig, folder: str) -> None:
-    """Every value substituted from the environment (or typed for an input) counts as a secret."""
-    for m in CONFIG_VARIABLE.finditer(value):
-        if m.group(0) != "$$" and m.group("name") not in CONFIG_PATHS:
-            _remember_secret(_expand(m.group(0), server, folder))
 
 
 def _env_file(path: str, server: ServerConfig) -> dict[str, str]:
