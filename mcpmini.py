@@ -3537,18 +3537,10 @@ class _Negotiation:
                 raise
             return await self._legacy_restart(f"{reason}; the server then closed ({exc})")
         except ProtocolError as exc:
-            if self.opened != "http" or not _not_mcp_http(exc):
+            got = _not_mcp_http(exc)
+            if self.opened != "http" or not got:
                 raise
-            return await self._sse_fallback(f"{reason}; initialize got {_not_mcp_http(exc)}")
-
-    async def _legacy_restart(self, reason: str) -> _Era:
-        """The probe upset the server (it died or refused initialize): start it again and
-        initialize directly."""
-        log.info("%s: %s; restarting it for initialize", self.label, reason)
-        await self._open(self.kind)
-        return await self.initialize(reason=f"{reason}: restarted, legacy")
-
-    async def _sse_fallback(self, reason: str) -> _Era:
+        reason = f"{reason}; initialize got {got}"   # perhaps the old HTTP+SSE endpoint
         log.info("%s: %s; trying HTTP+SSE", self.label, reason)
         try:
             await self._open("sse")
@@ -3559,9 +3551,15 @@ class _Negotiation:
             parts = urlsplit(url)
             hint = ("check the URL" if parts.path.rstrip("/").endswith("/mcp") else "MCP servers "
                     f"usually serve /mcp — try {urlunsplit((parts.scheme, parts.netloc, '/mcp', '', ''))}")
-            raise ConnectionClosed(f"no MCP endpoint at {url} ({reason.rpartition('got ')[2]}); "
-                                   f"{hint}") from None
+            raise ConnectionClosed(f"no MCP endpoint at {url} ({got}); {hint}") from None
         return await self.initialize(reason=f"{reason}: HTTP+SSE (2024-11-05)")
+
+    async def _legacy_restart(self, reason: str) -> _Era:
+        """The probe upset the server (it died or refused initialize): start it again and
+        initialize directly."""
+        log.info("%s: %s; restarting it for initialize", self.label, reason)
+        await self._open(self.kind)
+        return await self.initialize(reason=f"{reason}: restarted, legacy")
 
     # 2026-07-28 ---------------------------------------------------------------------------
 
@@ -4406,7 +4404,7 @@ def _config_paths(files: list[str] | None, cwd: str | None = None) -> list[tuple
 
 
 def _project_files(cwd: str) -> list[str]:
-    return [p for p in (os.path.join(cwd, ".mcp.json"), os.path.join(cwd, "mcp.json")) if os.path.isfile(p)]
+    return [p for p, origin in _config_paths(None, cwd) if origin == "project" and os.path.isfile(p)]
 
 
 def _client_configs(cwd: str) -> list[tuple[str, str, bool]]:
@@ -4523,8 +4521,8 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON] | Non
     if not command and not url:
         raise ConfigError(f"{where}: needs \"command\" (stdio) or \"url\" (HTTP)")
     args, env, headers = get("args", list, []), get("env", dict, {}), get("headers", dict, {})
-    for label, mapping in (("args", dict(enumerate(args))), ("env", env), ("headers", headers)):
-        if not all(isinstance(v, str) for v in mapping.values()):
+    for label, values in (("args", args), ("env", env.values()), ("headers", headers.values())):
+        if not all(isinstance(v, str) for v in values):
             raise ConfigError(f"{where}: every value of \"{label}\" must be a string")
     for value in [*env.values(), *headers.values()]:  # a literal token is a secret too
         if "${" not in value:
@@ -4567,16 +4565,16 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
     Entries of unapproved project files come back with ``trusted=False`` and never shadow a
     trusted entry. A broken discovered file is skipped with a warning; a broken explicit one
     is a ConfigError."""
-    found = [(p, origin) for p, origin in _config_paths(files, cwd)
-             if origin == "explicit" or (discover and os.path.isfile(p))]
-    explicit = {os.path.realpath(p) for p, origin in found if origin == "explicit"}
-    found = [(p, o) for p, o in found if o == "explicit" or os.path.realpath(p) not in explicit]
+    paths = _config_paths(files, cwd)
+    explicit = {os.path.realpath(p) for p, origin in paths if origin == "explicit"}
     trusted: dict[str, ServerConfig] = {}
     untrusted: dict[str, ServerConfig] = {}
-    seen: set[str] = set()
-    for path, origin in found:
+    seen: set[str] = set()   # a file named twice is read once: where it first comes
+    for path, origin in paths:
+        if origin != "explicit" and not (discover and os.path.isfile(path)):
+            continue
         real = os.path.realpath(path)
-        if real in seen:
+        if real in seen or (origin != "explicit" and real in explicit):
             continue
         seen.add(real)
         try:
@@ -4587,10 +4585,9 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
             log.warning("%s; skipped", exc)
             continue
         if origin == "project" and not _is_trusted(path, digest):
-            for name, server in servers.items():
-                untrusted[name] = dataclasses.replace(server, trusted=False)
-            continue
-        trusted.update(servers)
+            untrusted.update({n: dataclasses.replace(s, trusted=False) for n, s in servers.items()})
+        else:
+            trusted.update(servers)
     return {**{n: s for n, s in untrusted.items() if n not in trusted}, **trusted}
 
 
