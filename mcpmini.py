@@ -3590,11 +3590,12 @@ class _Negotiation:
                         return await self._modern_fallback(supported, reason + "; -32022")
                     continue
                 if exc.code in (METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST):
-                    # The era is settled: a server without server/discover can still be used.
+                    # The era is settled: a server without server/discover can still be used
+                    # (its capabilities unknown).
                     log.info("%s: server/discover answered %s; continuing in the pinned era",
                              self.label, exc.code)
-                    era = self._modern({}, f"{reason}; no server/discover")
-                    return dataclasses.replace(era, capabilities=None)   # unknown
+                    return dataclasses.replace(self._modern({}, f"{reason}; no server/discover"),
+                                               capabilities=None)
                 raise
             return await self._adopt_discover(result, reason)
         raise ProtocolError(f"{self.label}: server/discover kept answering -32022")
@@ -4256,7 +4257,7 @@ class ServerConfig:
 
     def variables(self) -> list[str]:
         """The names of the environment variables this entry would receive."""
-        names = (n[4:] if n.startswith("env:") else n for n in self.references())
+        names = (n.removeprefix("env:") for n in self.references())
         return list(dict.fromkeys(n for n in names if n and n not in CONFIG_PATHS
                                   and not n.startswith("input:")))
 
@@ -4424,13 +4425,16 @@ def _client_configs(cwd: str) -> list[tuple[str, str, bool]]:
         ("VS Code", False, apps, "Code", "User", "mcp.json"), ("VS Code", True, cwd, ".vscode", "mcp.json"))]
 
 
-def _jsonc(text: str) -> str:
-    """VS Code's JSON with comments and trailing commas as JSON: comments become blanks (line
-    breaks kept, so error positions stay right), a comma before ``}`` or ``]`` goes."""
-    string = r'("(?:[^"\\]|\\.)*")'
-    text = re.sub(string + r"|//[^\n]*|/\*.*?\*/",
-                  lambda m: m.group(1) or " " + "\n" * m.group().count("\n"), text, flags=re.S)
-    return re.sub(string + r"|,(?=\s*[]}])", lambda m: m.group(1) or "", text)
+def _jsonc(text: str) -> Any:
+    """Parse JSON, or VS Code's JSON with comments and trailing commas: comments become blanks
+    (line breaks kept, so error positions stay right), a comma before ``}`` or ``]`` goes."""
+    try:
+        return json.loads(text)
+    except ValueError:   # the regular expressions only for a file that needs them
+        string = r'("(?:[^"\\]|\\.)*")'
+        text = re.sub(string + r"|//[^\n]*|/\*.*?\*/",
+                      lambda m: m.group(1) or " " + "\n" * m.group().count("\n"), text, flags=re.S)
+        return json.loads(re.sub(string + r"|,(?=\s*[]}])", lambda m: m.group(1) or "", text))
 
 
 def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
@@ -4450,13 +4454,7 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
                               "later (for tomllib)") from None
     try:
         text = raw.decode("utf-8-sig")
-        if toml:
-            data = tomllib.loads(text)
-        else:
-            try:
-                data = json.loads(text)
-            except ValueError:
-                data = json.loads(_jsonc(text))
+        data = tomllib.loads(text) if toml else _jsonc(text)
     except (ValueError, RecursionError) as exc:
         raise ConfigError(f"{path}: not a readable {'TOML' if toml else 'JSON'} file: {exc}") from None
     data = _object(data)
