@@ -4230,13 +4230,7 @@ class ServerConfig:
             folder = os.getcwd() if folder == os.path.expanduser("~") else folder
 
         def expand(value: Any, secret: bool = False) -> Any:
-            """A string expanded (a secret as a whole, else each value substituted into it)."""
-            if not isinstance(value, str):   # None, or an "oauth" setting that is no string
-                return value
-            out = _expand(value, self, folder, remember=not secret)
-            if secret:
-                _remember_secret(out)
-            return out
+            return _expand(value, self, folder, secret)
 
         env = {k: expand(v, secret=True) for k, v in self.env.items()}
         if self.env_file:
@@ -4290,9 +4284,12 @@ def _server_config(server: Any, *, name: str | None, env: dict[str, str] | None,
     raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
 
 
-def _expand(value: str, server: ServerConfig, folder: str, remember: bool) -> str:
-    """``value`` with its ``${...}`` substituted; with ``remember``, every value substituted
-    from the environment (or typed for an input) counts as a secret."""
+def _expand(value: Any, server: ServerConfig, folder: str, secret: bool) -> Any:
+    """``value`` with its ``${...}`` substituted (anything but a string as it is). What comes
+    out counts as a secret: a ``secret`` value whole, else each value substituted from the
+    environment (or typed for an input)."""
+    if not isinstance(value, str):   # None, or an "oauth" setting that is no string
+        return value
     paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"),
                                     os.sep, os.sep)))
     where = f"{server.source or 'config'}: server {server.name!r}"
@@ -4317,10 +4314,13 @@ def _expand(value: str, server: ServerConfig, folder: str, remember: bool) -> st
             if found is None:
                 raise ConfigError(f"{where} needs the environment variable {name}, which is not set "
                                   f"(set it, or write ${{{name}:-default}})")
-        if remember:
+        if not secret:
             _remember_secret(found)
         return found
-    return CONFIG_VARIABLE.sub(sub, value)
+    out = CONFIG_VARIABLE.sub(sub, value)
+    if secret:
+        _remember_secret(out)
+    return out
 
 
 def _env_file(path: str, server: ServerConfig) -> dict[str, str]:
@@ -4497,7 +4497,7 @@ def _common_keys(entry: JSON) -> JSON:
     return {k: v for k, v in entry.items() if v is not None}
 
 
-def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON] | None = None) -> ServerConfig:
+def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> ServerConfig:
     where = f"{path}: server {name!r}"
     if not isinstance(entry, dict):
         raise ConfigError(f"{where}: expected an object")
@@ -4552,7 +4552,7 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON] | Non
                         env=dict(env), cwd=cwd, url=url, headers=dict(headers),
                         type=kind, timeout=float(timeout) if timeout else None, protocol=protocol,
                         inherit_env=bool(get("inheritEnv", bool, False)), source=path, oauth=oauth,
-                        env_file=get("envFile", str), inputs=dict(inputs or {}))
+                        env_file=get("envFile", str), inputs=dict(inputs))
 
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
