@@ -240,9 +240,14 @@ HIDDEN_TEXT = re.compile(f"[{INVISIBLE}]")
 
 
 class MCPError(Exception):
-    """Root of every error mcpmini raises on purpose."""
+    """Root of every error mcpmini raises on purpose. A subclass names its ``kind`` as a class
+    keyword (``class ConfigError(MCPError, ValueError, kind="config")``), else inherits it."""
 
     kind = "protocol"
+
+    def __init_subclass__(cls, kind: str = "", **options: Any) -> None:
+        super().__init_subclass__(**options)
+        cls.kind = kind or cls.kind
 
     @property
     def exit_code(self) -> int:
@@ -250,22 +255,16 @@ class MCPError(Exception):
         return EXIT_CODES[self.kind]
 
 
-class ConfigError(MCPError, ValueError):
+class ConfigError(MCPError, ValueError, kind="config"):
     """A config file, a server entry or an argument is wrong; nothing was sent."""
 
-    kind = "config"
 
-
-class ConnectionClosed(MCPError, ConnectionError):
+class ConnectionClosed(MCPError, ConnectionError, kind="connection"):
     """The server could not be reached, exited, or the stream broke."""
 
-    kind = "connection"
 
-
-class RequestTimeout(MCPError, TimeoutError):
+class RequestTimeout(MCPError, TimeoutError, kind="timeout"):
     """A local deadline passed: names the method and the limit."""
-
-    kind = "timeout"
 
     def __init__(self, method: str, timeout: float, detail: str = "") -> None:
         self.method, self.timeout = method, timeout
@@ -277,10 +276,8 @@ class ProtocolError(MCPError):
     """The peer broke JSON-RPC or MCP rules, or no protocol version is shared."""
 
 
-class AuthError(MCPError, PermissionError):
+class AuthError(MCPError, PermissionError, kind="auth"):
     """HTTP 401/403: refused by authentication or authorization."""
-
-    kind = "auth"
 
     def __init__(self, message: str, *, status: int = 401, url: str = "",
                  www_authenticate: dict[str, str] | None = None) -> None:
@@ -289,10 +286,8 @@ class AuthError(MCPError, PermissionError):
         self.www_authenticate = www_authenticate or {}
 
 
-class RemoteError(MCPError):
+class RemoteError(MCPError, kind="remote"):
     """The peer's JSON-RPC error object: ``.code``, ``.message``, ``.data``."""
-
-    kind = "remote"
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(f"{message} ({code})" if message else f"error {code}")
@@ -307,30 +302,22 @@ class RemoteError(MCPError):
                    str(error.get("message", "")), error.get("data"))
 
 
-class _UsageError(MCPError):
+class _UsageError(MCPError, kind="usage"):
     """The command line is wrong; nothing was sent."""
 
-    kind = "usage"
 
-
-class _Interrupted(MCPError):
+class _Interrupted(MCPError, kind="interrupted"):
     """Ctrl-C at a question asked inside the event loop (a KeyboardInterrupt would escape it)."""
 
-    kind = "interrupted"
 
-
-class _AgentError(MCPError):
+class _AgentError(MCPError, kind="agent"):
     """The agent loop ended without an answer (``--max-steps`` reached)."""
 
-    kind = "agent"
 
-
-class _ModelError(MCPError):
+class _ModelError(MCPError, kind="remote"):
     """The model endpoint answered with an error: an HTTP status, or an error inside a 200
     stream. ``.status`` (0 inside a stream), ``.url``, ``.error_code`` (e.g.
     ``insufficient_quota``); ``.delay`` is set when the request may be retried."""
-
-    kind = "remote"
 
     def __init__(self, message: str, *, status: int = 0, url: str = "",
                  error_code: Any = None) -> None:
