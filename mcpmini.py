@@ -3342,14 +3342,13 @@ class _EraCache:
         try:
             _check_private(self.path, "era cache")   # it steers how servers are reached
             with open(self.path, encoding="utf-8") as f:
-                return _object(json.load(f))
+                return {k: v for k, v in _object(json.load(f)).items() if isinstance(v, str)}
         except (OSError, ValueError) as exc:   # ConfigError is a ValueError
             log.debug("the era cache is not used: %s", exc)
             return {}
 
     def get(self, key: str) -> str | None:
-        value = self._load().get(key)
-        return value if isinstance(value, str) else None
+        return self._load().get(key)
 
     def put(self, key: str, era: str | None) -> None:
         data = self._load()
@@ -3363,8 +3362,8 @@ class _EraCache:
 
 
 def _supported(exc: RemoteError) -> list[str]:
-    data = exc.data if isinstance(exc.data, dict) else {}
-    versions = data.get("supported")
+    """The versions an error lists in ``data.supported`` (-32022 carries them)."""
+    versions = _object(exc.data).get("supported")
     return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
 
 
@@ -3392,14 +3391,14 @@ class _Negotiation:
     """Decides the era of one server over sessions that ``open_session(kind)`` starts (kind
     "stdio", "http" or "sse"); ``run()`` returns the :class:`_Era` and the session to keep.
     ``cached`` is what an earlier run found ("sse", "legacy" or MODERN_VERSION), tried first
-    in auto mode; ``capabilities`` are the client's, sent with the probe and initialize."""
+    in auto mode (HTTP+SSE also when legacy is pinned); ``capabilities`` are the client's, sent
+    with the probe and initialize."""
 
     def __init__(self, open_session: Callable[[str], Awaitable[_Session]], *, kind: str,
                  protocol: str, cached: str | None, capabilities: JSON, timeout: float,
                  label: str, url: str | None = None, client_info: JSON | None = None) -> None:
         self.open_session, self.kind, self.protocol, self.url = open_session, kind, protocol, url
         self.client_info = client_info or CLIENT_INFO
-        # what an earlier run found is tried first in auto mode (HTTP+SSE also when pinned legacy)
         self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
         self.capabilities, self.timeout, self.label = capabilities, timeout, label
         self.session: _Session | None = None
@@ -3490,7 +3489,7 @@ class _Negotiation:
             for task in (probe, init):  # never cancelled on the wire: nothing precedes initialize
                 if task is not None:
                     task.cancel()
-                    task.add_done_callback(lambda t: t.cancelled() or t.exception())   # retrieved
+                    task.add_done_callback(lambda t: t.cancelled() or t.exception())   # no warning
 
     def _verdict(self, probe: asyncio.Future) -> str | list[str]:
         """Modern evidence is only supportedVersions or -32020/-32021/-32022; the rest is legacy."""
