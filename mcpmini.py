@@ -536,7 +536,7 @@ def _schema_types(schema: Any) -> set[str]:
 
 
 def _json_type(value: Any) -> str:
-    """The JSON type of a decoded value: 1.0 is a number, True a boolean, not an integer."""
+    """The JSON type of a decoded value (True is a boolean and 1.0 a number, not integers)."""
     return {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string",
             list: "array"}.get(type(value), "object")
 
