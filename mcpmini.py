@@ -84,7 +84,6 @@ CLIENT_INFO = {"name": "mcpmini", "version": __version__}
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 INTERNAL_ERROR = -32603
 HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION = -32020, -32021, -32022
-MODERN_ERRORS = (HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION)
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -252,9 +251,14 @@ HIDDEN_TEXT = re.compile(f"[{INVISIBLE}]")
 
 
 class MCPError(Exception):
-    """Root of every error mcpmini raises on purpose."""
+    """Root of every error mcpmini raises on purpose. A subclass names its ``kind`` as a class
+    keyword (``class ConfigError(MCPError, ValueError, kind="config")``), else inherits it."""
 
     kind = "protocol"
+
+    def __init_subclass__(cls, kind: str = "", **options: Any) -> None:
+        super().__init_subclass__(**options)
+        cls.kind = kind or cls.kind
 
     @property
     def exit_code(self) -> int:
@@ -262,22 +266,16 @@ class MCPError(Exception):
         return EXIT_CODES[self.kind]
 
 
-class ConfigError(MCPError, ValueError):
+class ConfigError(MCPError, ValueError, kind="config"):
     """A config file, a server entry or an argument is wrong; nothing was sent."""
 
-    kind = "config"
 
-
-class ConnectionClosed(MCPError, ConnectionError):
+class ConnectionClosed(MCPError, ConnectionError, kind="connection"):
     """The server could not be reached, exited, or the stream broke."""
 
-    kind = "connection"
 
-
-class RequestTimeout(MCPError, TimeoutError):
+class RequestTimeout(MCPError, TimeoutError, kind="timeout"):
     """A local deadline passed: names the method and the limit."""
-
-    kind = "timeout"
 
     def __init__(self, method: str, timeout: float, detail: str = "") -> None:
         self.method, self.timeout = method, timeout
@@ -289,10 +287,8 @@ class ProtocolError(MCPError):
     """The peer broke JSON-RPC or MCP rules, or no protocol version is shared."""
 
 
-class AuthError(MCPError, PermissionError):
+class AuthError(MCPError, PermissionError, kind="auth"):
     """HTTP 401/403: refused by authentication or authorization."""
-
-    kind = "auth"
 
     def __init__(self, message: str, *, status: int = 401, url: str = "",
                  www_authenticate: dict[str, str] | None = None) -> None:
@@ -301,10 +297,8 @@ class AuthError(MCPError, PermissionError):
         self.www_authenticate = www_authenticate or {}
 
 
-class RemoteError(MCPError):
+class RemoteError(MCPError, kind="remote"):
     """The peer's JSON-RPC error object: ``.code``, ``.message``, ``.data``."""
-
-    kind = "remote"
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(f"{message} ({code})" if message else f"error {code}")
@@ -319,30 +313,22 @@ class RemoteError(MCPError):
                    str(error.get("message", "")), error.get("data"))
 
 
-class _UsageError(MCPError):
+class _UsageError(MCPError, kind="usage"):
     """The command line is wrong; nothing was sent."""
 
-    kind = "usage"
 
-
-class _Interrupted(MCPError):
+class _Interrupted(MCPError, kind="interrupted"):
     """Ctrl-C at a question asked inside the event loop (a KeyboardInterrupt would escape it)."""
 
-    kind = "interrupted"
 
-
-class _AgentError(MCPError):
+class _AgentError(MCPError, kind="agent"):
     """The agent loop ended without an answer (``--max-steps`` reached)."""
 
-    kind = "agent"
 
-
-class _ModelError(MCPError):
+class _ModelError(MCPError, kind="remote"):
     """The model endpoint answered with an error: an HTTP status, or an error inside a 200
     stream. ``.status`` (0 inside a stream), ``.url``, ``.error_code`` (e.g.
     ``insufficient_quota``); ``.delay`` is set when the request may be retried."""
-
-    kind = "remote"
 
     def __init__(self, message: str, *, status: int = 0, url: str = "",
                  error_code: Any = None) -> None:
@@ -424,9 +410,8 @@ def _remember_secret(value: Any) -> None:
 
 def _redact(text: str) -> str:
     """Replace every known secret value with ``***``."""
-    for secret in sorted(_secrets, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, "***")
+    for secret in sorted(_secrets, key=len, reverse=True):   # longest first: no partial leftovers
+        text = text.replace(secret, "***")
     return text
 
 
@@ -507,12 +492,6 @@ def _check_private(path: str, what: str) -> None:
                               "it to yourself), else delete it")
 
 
-def _consume(future: asyncio.Future) -> None:
-    """Retrieve a finished future's outcome so asyncio does not warn about it."""
-    if not future.cancelled():
-        future.exception()
-
-
 def _settle(future: asyncio.Future, result: Any, exc: BaseException | None = None) -> None:
     """Resolve ``future`` unless it is done already (a late answer is dropped)."""
     if not future.done():
@@ -554,8 +533,8 @@ def _schema_types(schema: Any) -> set[str]:
     when the schema says nothing."""
     if not isinstance(schema, dict):
         return set()
-    kind = schema.get("type")
-    types = {kind} if isinstance(kind, str) else {t for t in kind if isinstance(t, str)} if isinstance(kind, list) else set()
+    kinds = schema.get("type")
+    types = {t for t in (kinds if isinstance(kinds, list) else [kinds]) if isinstance(t, str)}
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         for option in options if isinstance(options, list) else []:
@@ -570,17 +549,9 @@ def _schema_types(schema: Any) -> set[str]:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
+    """The JSON type of a decoded value (True is a boolean and 1.0 a number, not integers)."""
+    return {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string",
+            list: "array"}.get(type(value), "object")
 
 
 def _did_you_mean(name: str, names: list[str]) -> str:
@@ -598,8 +569,8 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     whenever it lists ``properties`` without allowing more. Keywords that cannot be used here
     (``$ref`` among them) are passed over; ``json_hint`` follows a wrong object or array.
     ``noun`` names the keys ("key" when checking structuredContent)."""
-    schema = schema if isinstance(schema, dict) else {}
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    schema = _object(schema)
+    props = _object(schema.get("properties"))
     required = schema.get("required") if isinstance(schema.get("required"), list) else []
     missing = [n for n in required if isinstance(n, str) and n not in arguments]
     if missing:
@@ -3446,32 +3417,28 @@ class _EraCache:
         try:
             _check_private(self.path, "era cache")   # it steers how servers are reached
             with open(self.path, encoding="utf-8") as f:
-                return _object(json.load(f))
+                return {k: v for k, v in _object(json.load(f)).items() if isinstance(v, str)}
         except (OSError, ValueError) as exc:   # ConfigError is a ValueError
             log.debug("the era cache is not used: %s", exc)
             return {}
 
     def get(self, key: str) -> str | None:
-        value = self._load().get(key)
-        return value if isinstance(value, str) else None
+        return self._load().get(key)
 
     def put(self, key: str, era: str | None) -> None:
         data = self._load()
         if data.get(key) == era:
             return
-        if era is None:
-            data.pop(key, None)
-        else:
-            data[key] = era
-        try:
-            _write_json(self.path, data)
+        data[key] = era
+        try:   # None forgets the key
+            _write_json(self.path, {k: v for k, v in data.items() if v is not None})
         except OSError as exc:
             log.debug("cannot write the era cache %s: %s", self.path, exc)
 
 
 def _supported(exc: RemoteError) -> list[str]:
-    data = exc.data if isinstance(exc.data, dict) else {}
-    versions = data.get("supported")
+    """The versions an error lists in ``data.supported`` (-32022 carries them)."""
+    versions = _object(exc.data).get("supported")
     return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
 
 
@@ -3499,31 +3466,30 @@ class _Negotiation:
     """Decides the era of one server over sessions that ``open_session(kind)`` starts (kind
     "stdio", "http" or "sse"); ``run()`` returns the :class:`_Era` and the session to keep.
     ``cached`` is what an earlier run found ("sse", "legacy" or MODERN_VERSION), tried first
-    in auto mode; ``capabilities`` are the client's, sent with the probe and initialize."""
+    in auto mode (HTTP+SSE also when legacy is pinned); ``capabilities`` are the client's, sent
+    with the probe and initialize."""
 
     def __init__(self, open_session: Callable[[str], Awaitable[_Session]], *, kind: str,
                  protocol: str, cached: str | None, capabilities: JSON, timeout: float,
                  label: str, url: str | None = None, client_info: JSON | None = None) -> None:
         self.open_session, self.kind, self.protocol, self.url = open_session, kind, protocol, url
         self.client_info = client_info or CLIENT_INFO
-        # what an earlier run found is tried first in auto mode (HTTP+SSE also when pinned legacy)
         self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
         self.capabilities, self.timeout, self.label = capabilities, timeout, label
         self.session: _Session | None = None
         self.opened = kind   # the kind of the current session
 
-    async def _open(self, kind: str) -> _Session:
+    async def _open(self, kind: str) -> None:
         """A fresh session (the previous one, if any, is closed first)."""
         if self.session is not None:
             await self.session.close(fast=True)
             self.session = None
         self.session = await self.open_session(kind)
         self.opened = kind
-        return self.session
 
-    def meta(self, version: str = MODERN_VERSION) -> JSON:
+    def meta(self) -> JSON:
         """The per-request ``_meta`` of the 2026-07-28 era."""
-        return {META_VERSION: version, META_CAPABILITIES: self.capabilities,
+        return {META_VERSION: MODERN_VERSION, META_CAPABILITIES: self.capabilities,
                 META_CLIENT_INFO: dict(self.client_info)}
 
     async def run(self) -> tuple[_Era, _Session]:
@@ -3534,13 +3500,13 @@ class _Negotiation:
         elif self.protocol == "legacy":
             era = await self._legacy("legacy era pinned")
         elif self.protocol == MODERN_VERSION:
-            era = await self._discover(pinned=True)
+            era = await self._discover()
         elif self.cached in ("legacy", MODERN_VERSION):
             try:
                 if self.cached == "legacy":
                     era = await self.initialize(reason="legacy era remembered from an earlier run")
                 else:
-                    era = await self._discover(pinned=True, reason="modern era remembered from an earlier run")
+                    era = await self._discover("modern era remembered from an earlier run")
             except (RemoteError, ProtocolError, ConnectionClosed) as exc:
                 if isinstance(exc, ConnectionClosed) and self.cached != "legacy":
                     raise
@@ -3570,7 +3536,12 @@ class _Negotiation:
                     return await self._adopt_discover(probe.result(), "server/discover answered")
                 if isinstance(verdict, list):   # -32022 with data.supported
                     return await self._modern_fallback(verdict, "server/discover answered -32022")
-                return await self._legacy_after_probe(verdict)
+                if verdict == "modern-error":
+                    raise ProtocolError(f"{self.label}: server/discover was refused with a modern "
+                                        "error the client cannot fix")
+                if verdict == "closed":
+                    return await self._legacy_restart("the server closed on server/discover")
+                return await self._legacy(f"{verdict}: legacy")
             # No answer yet: fall back to initialize on the same process, but keep listening:
             # a late DiscoverResult still means modern.
             reason = f"server/discover got no answer within {PROBE_TIMEOUT:g} s"
@@ -3593,7 +3564,7 @@ class _Negotiation:
             for task in (probe, init):  # never cancelled on the wire: nothing precedes initialize
                 if task is not None:
                     task.cancel()
-                    task.add_done_callback(_consume)
+                    task.add_done_callback(lambda t: t.cancelled() or t.exception())   # no warning
 
     def _verdict(self, probe: asyncio.Future) -> str | list[str]:
         """Modern evidence is only supportedVersions or -32020/-32021/-32022; the rest is legacy."""
@@ -3607,7 +3578,7 @@ class _Negotiation:
         if isinstance(exc, RemoteError):
             if exc.code == UNSUPPORTED_VERSION:
                 return _supported(exc)
-            if exc.code in MODERN_ERRORS:
+            if exc.code in (HEADER_MISMATCH, MISSING_CAPABILITY):
                 return "modern-error"
             return f"server/discover answered {exc.code}"
         if isinstance(exc, ConnectionClosed) and self.kind == "stdio":
@@ -3615,14 +3586,6 @@ class _Negotiation:
         if _not_mcp_http(exc):   # an HTTP error status, an HTML page...: no modern evidence
             return f"server/discover got {_not_mcp_http(exc)}"
         raise exc
-
-    async def _legacy_after_probe(self, verdict: str) -> _Era:
-        if verdict == "modern-error":
-            raise ProtocolError(f"{self.label}: server/discover was refused with a modern error "
-                                "the client cannot fix")
-        if verdict == "closed":
-            return await self._legacy_restart("the server closed on server/discover")
-        return await self._legacy(f"{verdict}: legacy")
 
     async def _legacy(self, reason: str) -> _Era:
         """initialize on the current session; a stdio server that closed is started again for
@@ -3635,18 +3598,10 @@ class _Negotiation:
                 raise
             return await self._legacy_restart(f"{reason}; the server then closed ({exc})")
         except ProtocolError as exc:
-            if self.opened != "http" or not _not_mcp_http(exc):
+            got = _not_mcp_http(exc)
+            if self.opened != "http" or not got:
                 raise
-            return await self._sse_fallback(f"{reason}; initialize got {_not_mcp_http(exc)}")
-
-    async def _legacy_restart(self, reason: str) -> _Era:
-        """The probe upset the server (it died or refused initialize): start it again and
-        initialize directly."""
-        log.info("%s: %s; restarting it for initialize", self.label, reason)
-        await self._open(self.kind)
-        return await self.initialize(reason=f"{reason}: restarted, legacy")
-
-    async def _sse_fallback(self, reason: str) -> _Era:
+        reason = f"{reason}; initialize got {got}"   # perhaps the old HTTP+SSE endpoint
         log.info("%s: %s; trying HTTP+SSE", self.label, reason)
         try:
             await self._open("sse")
@@ -3657,9 +3612,15 @@ class _Negotiation:
             parts = urlsplit(url)
             hint = ("check the URL" if parts.path.rstrip("/").endswith("/mcp") else "MCP servers "
                     f"usually serve /mcp — try {urlunsplit((parts.scheme, parts.netloc, '/mcp', '', ''))}")
-            raise ConnectionClosed(f"no MCP endpoint at {url} ({reason.rpartition('got ')[2]}); "
-                                   f"{hint}") from None
+            raise ConnectionClosed(f"no MCP endpoint at {url} ({got}); {hint}") from None
         return await self.initialize(reason=f"{reason}: HTTP+SSE (2024-11-05)")
+
+    async def _legacy_restart(self, reason: str) -> _Era:
+        """The probe upset the server (it died or refused initialize): start it again and
+        initialize directly."""
+        log.info("%s: %s; restarting it for initialize", self.label, reason)
+        await self._open(self.kind)
+        return await self.initialize(reason=f"{reason}: restarted, legacy")
 
     # 2026-07-28 ---------------------------------------------------------------------------
 
@@ -3667,7 +3628,7 @@ class _Negotiation:
         """-32022: retry discovery with a version the server listed, or go legacy if all of
         its versions are legacy ones."""
         if MODERN_VERSION in supported or not supported:
-            return await self._discover(pinned=True, reason=reason)
+            return await self._discover(reason)
         legacy = [v for v in LEGACY_VERSIONS if v in supported]
         if legacy:
             return await self.initialize(version=legacy[0], reason=f"{reason} with only legacy versions")
@@ -3675,8 +3636,9 @@ class _Negotiation:
                             f"{', '.join(supported)}; mcpmini speaks {MODERN_VERSION} and "
                             f"{', '.join(LEGACY_VERSIONS)}")
 
-    async def _discover(self, *, pinned: bool, reason: str = "modern era pinned") -> _Era:
-        """server/discover in the modern era, retrying a -32022 with a listed version."""
+    async def _discover(self, reason: str = "modern era pinned") -> _Era:
+        """server/discover once the modern era is settled (pinned, remembered, or signalled by
+        -32022), retrying a -32022 with a listed version."""
         assert self.session is not None
         for attempt in range(MAX_VERSION_RETRIES + 1):
             try:
@@ -3688,12 +3650,13 @@ class _Negotiation:
                     if supported and MODERN_VERSION not in supported:
                         return await self._modern_fallback(supported, reason + "; -32022")
                     continue
-                if exc.code in (METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST) and pinned:
-                    # Pinned modern: a server without server/discover can still be used.
+                if exc.code in (METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST):
+                    # The era is settled: a server without server/discover can still be used
+                    # (its capabilities unknown).
                     log.info("%s: server/discover answered %s; continuing in the pinned era",
                              self.label, exc.code)
-                    era = self._modern({}, f"{reason}; no server/discover")
-                    return dataclasses.replace(era, capabilities=None)   # unknown
+                    return dataclasses.replace(self._modern({}, f"{reason}; no server/discover"),
+                                               capabilities=None)
                 raise
             return await self._adopt_discover(result, reason)
         raise ProtocolError(f"{self.label}: server/discover kept answering -32022")
@@ -4327,23 +4290,18 @@ class ServerConfig:
             folder = os.path.dirname(folder)
             folder = os.getcwd() if folder == os.path.expanduser("~") else folder
 
-        def expand(value: str, secret: bool = False) -> str:
-            out = _expand(value, self, folder)
-            if secret or out != value:
-                _remember_secret(out) if secret else _remember_substitutions(value, self, folder)
-            return out
+        def expand(value: Any, secret: bool = False) -> Any:
+            return _expand(value, self, folder, secret)
 
         env = {k: expand(v, secret=True) for k, v in self.env.items()}
         if self.env_file:
             env = {**_env_file(os.path.join(folder, expand(self.env_file)), self), **env}
         return dataclasses.replace(
-            self, command=expand(self.command) if self.command else self.command,
-            args=[expand(a) for a in self.args], env=env,
-            url=expand(self.url) if self.url else self.url,
+            self, command=expand(self.command), args=[expand(a) for a in self.args], env=env,
+            url=expand(self.url), cwd=expand(self.cwd),
             headers={k: expand(v, secret=True) for k, v in self.headers.items()},
-            cwd=expand(self.cwd) if self.cwd else self.cwd,
-            oauth={k: expand(v, secret=k == "clientSecret") if isinstance(v, str) else v
-                   for k, v in self.oauth.items()} if isinstance(self.oauth, dict) else self.oauth)
+            oauth={k: expand(v, secret=k == "clientSecret") for k, v in self.oauth.items()}
+            if isinstance(self.oauth, dict) else self.oauth)
 
     def references(self) -> list[str]:
         """Every ``${name}`` written in the entry's values, once each."""
@@ -4354,7 +4312,7 @@ class ServerConfig:
 
     def variables(self) -> list[str]:
         """The names of the environment variables this entry would receive."""
-        names = (n[4:] if n.startswith("env:") else n for n in self.references())
+        names = (n.removeprefix("env:") for n in self.references())
         return list(dict.fromkeys(n for n in names if n and n not in CONFIG_PATHS
                                   and not n.startswith("input:")))
 
@@ -4387,39 +4345,43 @@ def _server_config(server: Any, *, name: str | None, env: dict[str, str] | None,
     raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
 
 
-def _expand(value: str, server: ServerConfig, folder: str) -> str:
+def _expand(value: Any, server: ServerConfig, folder: str, secret: bool) -> Any:
+    """``value`` with its ``${...}`` substituted (anything but a string as it is). What comes
+    out counts as a secret: a ``secret`` value whole, else each value substituted from the
+    environment (or typed for an input)."""
+    if not isinstance(value, str):   # None, or an "oauth" setting that is no string
+        return value
+    paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"),
+                                    os.sep, os.sep)))
+    where = f"{server.source or 'config'}: server {server.name!r}"
+
     def sub(m: re.Match) -> str:
         if m.group(0) == "$$":
             return "$"
-        name, default = m.group("name"), m.group("default")
-        paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"),
-                                        os.sep, os.sep)))
+        name = m.group("name")
         if name in paths:
             return paths[name]
         if name.startswith("input:"):
             spec = server.inputs.get(name[6:], {})
-            if isinstance(spec.get("value"), str):
-                return spec["value"]
-            what = f" ({spec['description']})" if isinstance(spec.get("description"), str) else ""
-            raise ConfigError(f"{server.source or 'config'}: server {server.name!r} uses ${{{name}}}{what}, "
-                              "an input asked for on a terminal, and there is none (or the file does not "
-                              "define it); put the value in an environment variable and write ${VAR} instead")
-        if name.startswith("env:"):
-            name = name[4:]
-        if name in os.environ:
-            return os.environ[name]
-        if default is not None:
-            return default
-        raise ConfigError(f"{server.source or 'config'}: server {server.name!r} needs the environment "
-                          f"variable {name}, which is not set (set it, or write ${{{name}:-default}})")
-    return CONFIG_VARIABLE.sub(sub, value)
-
-
-def _remember_substitutions(value: str, server: ServerConfig, folder: str) -> None:
-    """Every value substituted from the environment (or typed for an input) counts as a secret."""
-    for m in CONFIG_VARIABLE.finditer(value):
-        if m.group(0) != "$$" and m.group("name") not in CONFIG_PATHS:
-            _remember_secret(_expand(m.group(0), server, folder))
+            found = spec.get("value")
+            if not isinstance(found, str):
+                what = f" ({spec['description']})" if isinstance(spec.get("description"), str) else ""
+                raise ConfigError(f"{where} uses ${{{name}}}{what}, an input asked for on a terminal, "
+                                  "and there is none (or the file does not define it); put the value in "
+                                  "an environment variable and write ${VAR} instead")
+        else:
+            name = name.removeprefix("env:")
+            found = os.environ.get(name, m.group("default"))
+            if found is None:
+                raise ConfigError(f"{where} needs the environment variable {name}, which is not set "
+                                  f"(set it, or write ${{{name}:-default}})")
+        if not secret:
+            _remember_secret(found)
+        return found
+    out = CONFIG_VARIABLE.sub(sub, value)
+    if secret:
+        _remember_secret(out)
+    return out
 
 
 def _env_file(path: str, server: ServerConfig) -> dict[str, str]:
@@ -4504,7 +4466,7 @@ def _config_paths(files: list[str] | None, cwd: str | None = None) -> list[tuple
 
 
 def _project_files(cwd: str) -> list[str]:
-    return [p for p in (os.path.join(cwd, ".mcp.json"), os.path.join(cwd, "mcp.json")) if os.path.isfile(p)]
+    return [p for p, origin in _config_paths(None, cwd) if origin == "project" and os.path.isfile(p)]
 
 
 def _client_configs(cwd: str) -> list[tuple[str, str, bool]]:
@@ -4524,13 +4486,16 @@ def _client_configs(cwd: str) -> list[tuple[str, str, bool]]:
         ("VS Code", False, apps, "Code", "User", "mcp.json"), ("VS Code", True, cwd, ".vscode", "mcp.json"))]
 
 
-def _jsonc(text: str) -> str:
-    """VS Code's JSON with comments and trailing commas as JSON: comments become blanks (line
-    breaks kept, so error positions stay right), a comma before ``}`` or ``]`` goes."""
-    string = r'("(?:[^"\\]|\\.)*")'
-    text = re.sub(string + r"|//[^\n]*|/\*.*?\*/",
-                  lambda m: m.group(1) or " " + "\n" * m.group().count("\n"), text, flags=re.S)
-    return re.sub(string + r"|,(?=\s*[]}])", lambda m: m.group(1) or "", text)
+def _jsonc(text: str) -> Any:
+    """Parse JSON, or VS Code's JSON with comments and trailing commas: comments become blanks
+    (line breaks kept, so error positions stay right), a comma before ``}`` or ``]`` goes."""
+    try:
+        return json.loads(text)
+    except ValueError:   # the regular expressions only for a file that needs them
+        string = r'("(?:[^"\\]|\\.)*")'
+        text = re.sub(string + r"|//[^\n]*|/\*.*?\*/",
+                      lambda m: m.group(1) or " " + "\n" * m.group().count("\n"), text, flags=re.S)
+        return json.loads(re.sub(string + r"|,(?=\s*[]}])", lambda m: m.group(1) or "", text))
 
 
 def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
@@ -4550,13 +4515,7 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
                               "later (for tomllib)") from None
     try:
         text = raw.decode("utf-8-sig")
-        if toml:
-            data = tomllib.loads(text)
-        else:
-            try:
-                data = json.loads(text)
-            except ValueError:
-                data = json.loads(_jsonc(text))
+        data = tomllib.loads(text) if toml else _jsonc(text)
     except (ValueError, RecursionError) as exc:
         raise ConfigError(f"{path}: not a readable {'TOML' if toml else 'JSON'} file: {exc}") from None
     data = _object(data)
@@ -4599,7 +4558,7 @@ def _common_keys(entry: JSON) -> JSON:
     return {k: v for k, v in entry.items() if v is not None}
 
 
-def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON] | None = None) -> ServerConfig:
+def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> ServerConfig:
     where = f"{path}: server {name!r}"
     if not isinstance(entry, dict):
         raise ConfigError(f"{where}: expected an object")
@@ -4621,8 +4580,8 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON] | Non
     if not command and not url:
         raise ConfigError(f"{where}: needs \"command\" (stdio) or \"url\" (HTTP)")
     args, env, headers = get("args", list, []), get("env", dict, {}), get("headers", dict, {})
-    for label, mapping in (("args", dict(enumerate(args))), ("env", env), ("headers", headers)):
-        if not all(isinstance(v, str) for v in mapping.values()):
+    for label, values in (("args", args), ("env", env.values()), ("headers", headers.values())):
+        if not all(isinstance(v, str) for v in values):
             raise ConfigError(f"{where}: every value of \"{label}\" must be a string")
     for value in [*env.values(), *headers.values()]:  # a literal token is a secret too
         if "${" not in value:
@@ -4654,7 +4613,7 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON] | Non
                         env=dict(env), cwd=cwd, url=url, headers=dict(headers),
                         type=kind, timeout=float(timeout) if timeout else None, protocol=protocol,
                         inherit_env=bool(get("inheritEnv", bool, False)), source=path, oauth=oauth,
-                        env_file=get("envFile", str), inputs=dict(inputs or {}))
+                        env_file=get("envFile", str), inputs=dict(inputs))
 
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
@@ -4665,16 +4624,16 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
     Entries of unapproved project files come back with ``trusted=False`` and never shadow a
     trusted entry. A broken discovered file is skipped with a warning; a broken explicit one
     is a ConfigError."""
-    found = [(p, origin) for p, origin in _config_paths(files, cwd)
-             if origin == "explicit" or (discover and os.path.isfile(p))]
-    explicit = {os.path.realpath(p) for p, origin in found if origin == "explicit"}
-    found = [(p, o) for p, o in found if o == "explicit" or os.path.realpath(p) not in explicit]
+    paths = _config_paths(files, cwd)
+    explicit = {os.path.realpath(p) for p, origin in paths if origin == "explicit"}
     trusted: dict[str, ServerConfig] = {}
     untrusted: dict[str, ServerConfig] = {}
-    seen: set[str] = set()
-    for path, origin in found:
+    seen: set[str] = set()   # a file named twice is read once: where it first comes
+    for path, origin in paths:
+        if origin != "explicit" and not (discover and os.path.isfile(path)):
+            continue
         real = os.path.realpath(path)
-        if real in seen:
+        if real in seen or (origin != "explicit" and real in explicit):
             continue
         seen.add(real)
         try:
@@ -4685,10 +4644,9 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
             log.warning("%s; skipped", exc)
             continue
         if origin == "project" and not _is_trusted(path, digest):
-            for name, server in servers.items():
-                untrusted[name] = dataclasses.replace(server, trusted=False)
-            continue
-        trusted.update(servers)
+            untrusted.update({n: dataclasses.replace(s, trusted=False) for n, s in servers.items()})
+        else:
+            trusted.update(servers)
     return {**{n: s for n, s in untrusted.items() if n not in trusted}, **trusted}
 
 
