@@ -3663,6 +3663,9 @@ class _Negotiation:
 
     async def _adopt_discover(self, result: JSON, reason: str) -> _Era:
         supported = [v for v in result.get("supportedVersions") or [] if isinstance(v, str)]
+        if not supported:   # nothing to choose from: asking again would loop
+            raise ProtocolError(f"{self.label}: server/discover listed no protocol versions "
+                                "(supportedVersions is empty); try --protocol legacy")
         if MODERN_VERSION in supported:
             return self._modern(result, f"{reason} with {MODERN_VERSION}: modern")
         return await self._modern_fallback(supported, f"{reason} without {MODERN_VERSION}")
@@ -6762,7 +6765,9 @@ def _type_text(prop: Any) -> str:
     if _choices(prop):
         return "|".join(map(_shown, _choices(prop)))
     text = "|".join(sorted(_schema_types(prop))) or "any"
-    low, high = prop.get("minimum"), prop.get("maximum")
+    # Zod bounds every .int() by ±(2**53 - 1), which tells a user nothing
+    low, high = (None if b in (1 - 2**53, 2**53 - 1) else b
+                 for b in (prop.get("minimum"), prop.get("maximum")))
     if low is not None or high is not None:
         text += f" {'' if low is None else _shown(low)}..{'' if high is None else _shown(high)}"
     return text

@@ -3,6 +3,7 @@ peers). Configured by one JSON argument (or @FILE holding it):
 
   era          "modern" (answers server/discover) or "legacy" (answers initialize)
   capabilities what it declares (default: tools only)
+  supported    the supportedVersions server/discover lists (default: the modern version)
   tools        the raw tools/list result's "tools" value (anything, not only a list)
   call         the raw tools/call result (anything), or
   call_line    a raw line written instead of the tools/call response ("{id}" is replaced)
@@ -37,7 +38,7 @@ def answer(message: dict) -> None:
     if method == "server/discover":
         if modern:
             return send({"jsonrpc": "2.0", "id": rid, "result": {
-                **tag, "supportedVersions": [MODERN], "capabilities": caps,
+                **tag, "supportedVersions": CFG.get("supported", [MODERN]), "capabilities": caps,
                 "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "hostile", "version": "1"}}}})
         return send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
     if method == "initialize":

@@ -115,3 +115,9 @@ def test_lists_a_server_does_not_offer_are_empty_without_asking(tmp_path):
                     await c.list_prompts())
     assert run(main()) == ([], [], [])
     assert not [m for m in received(tmp_path) if m.get("method", "").startswith(("resources/", "prompts/"))]
+
+
+def test_discover_listing_no_versions_is_refused_not_retried(tmp_path):
+    with pytest.raises(mcpmini.ProtocolError, match="listed no protocol versions"):
+        run(call(client(tmp_path, supported=[])))
+    assert [m["method"] for m in received(tmp_path)].count("server/discover") <= 2

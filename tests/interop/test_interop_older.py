@@ -168,7 +168,7 @@ def test_process_pinned_legacy_http_sse(proc, http_peer, server: str) -> None:
     done = proc("--protocol", "legacy", "tools", peer.url)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert any(line.startswith("get_forecast(city: string, days?: integer)") for line in lines)
+    assert any(line.startswith("get_forecast city=<string> [days=<integer>]") for line in lines), lines
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
