@@ -52,6 +52,7 @@ import logging
 import os
 import re
 import shlex
+import shutil
 import signal
 import sys
 import threading
@@ -106,6 +107,8 @@ MAX_PAGES = 100                 # pagination cap: a server that loops its cursor
 MAX_INPUT_ROUNDS = 8            # MRTR: input_required rounds for one request
 MAX_VERSION_RETRIES = 2         # -32022 retries with a version from data.supported
 MAX_SERVER_REQUESTS = 16        # server requests answered at once; beyond, reading pauses
+LIST_CACHE_MAX_AGE = 3600.0     # a legacy server's tool list in the persistent cache (no ttlMs)
+LIST_CACHE_KEEP = 7 * 86400.0   # stale stored lists serve shell completion until this age
 # Requests that may be sent again when a connection broke after the request may have reached
 # the server: repeating them changes nothing. Anything else (tools/call!) could run twice.
 SAFE_TO_REPEAT = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
@@ -424,9 +427,19 @@ def _write_json(path: str, data: Any) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1)
+    with os.fdopen(fd, "wb") as f:
+        f.write(_dumps(data))   # json.dump would take the slow pure-Python encoder
     os.replace(tmp, path)
+
+
+def _cached_json(path: str) -> JSON:
+    """The object in a user cache file; {} when it is missing or unreadable (caches rebuild)."""
+    try:
+        with open(path, "rb") as f:
+            data = _loads(f.read())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
@@ -598,16 +611,6 @@ class _Pending:
         self.deadline = now + timeout
         self.hard_deadline = now + max(timeout, PROGRESS_TIMEOUT_CAP)
 
-    def expire(self) -> None:
-        """Timer callback: time out, unless progress pushed the deadline back meanwhile."""
-        if self.future.done():
-            return
-        loop = self.future.get_loop()
-        if loop.time() < self.deadline:
-            loop.call_at(self.deadline, self.expire)
-        else:
-            self.future.set_exception(RequestTimeout(self.method, self.timeout))
-
 
 class _Garbled(ProtocolError):
     """A message that began as JSON-RPC but could not be read; ``rid`` is the id it seems to
@@ -636,6 +639,8 @@ def _jsonrpc(data: bytes | str) -> Any:
             return None   # a notification, or an id no request of ours has
         raise _Garbled(f"unreadable JSON-RPC response ({type(exc).__name__}: {str(exc)[:100]})",
                        json.loads(found.group(1)) if found else None) from None
+    if type(message) is dict and message.get("jsonrpc") == "2.0":   # the usual case, first
+        return message
     items = message if isinstance(message, list) and message else [message]
     if all(isinstance(m, dict) and (m.get("jsonrpc") == "2.0" or {"result", "error", "method"} & m.keys())
            for m in items):
@@ -686,6 +691,7 @@ class _Session:
         self.closed: ConnectionClosed | None = None
         self._next_id = 0
         self._pending: dict[int, _Pending] = {}
+        self._timer: asyncio.TimerHandle | None = None   # at the earliest deadline
         self._answering: set[asyncio.Task] = set()
 
     async def open(self) -> None:
@@ -711,9 +717,12 @@ class _Session:
             message["params"] = params
         loop = asyncio.get_running_loop()
         pending = self._pending[rid] = _Pending(loop, method, timeout, progress)
-        timer = loop.call_at(pending.deadline, pending.expire)
+        if self._timer is None or pending.deadline < self._timer.when():
+            self._wake_at(loop, pending.deadline)
         try:
-            await self._send(message, headers)
+            if self.trace:
+                self.trace(self.label, "->", message)
+            await self.transport.send(message, headers)
             reply = await pending.future
         except (asyncio.CancelledError, RequestTimeout) as exc:
             if not self.closed:
@@ -724,7 +733,6 @@ class _Session:
                 await self._cancel(rid, notice)
             raise
         finally:
-            timer.cancel()
             del self._pending[rid]
         if "error" in reply:
             raise RemoteError.from_wire(reply["error"])
@@ -732,6 +740,23 @@ class _Session:
         if not isinstance(result, dict):
             raise ProtocolError(f"{self.label}: {method}: the result is not an object: {result!r:.200}")
         return result
+
+    def _wake_at(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_at(when, self._expire)
+
+    def _expire(self) -> None:
+        """One timer per session, not one per request: time out what is due (progress may
+        have pushed deadlines back), then sleep until the next deadline."""
+        loop, self._timer = asyncio.get_running_loop(), None
+        waiting = [p for p in self._pending.values() if not p.future.done()]
+        for pending in waiting:
+            if loop.time() >= pending.deadline:
+                pending.future.set_exception(RequestTimeout(pending.method, pending.timeout))
+        later = [p.deadline for p in waiting if not p.future.done()]
+        if later:
+            self._wake_at(loop, min(later))
 
     async def _cancel(self, rid: int, notice: JSON | None) -> None:
         """Best effort and bounded; works from inside a cancellation handler."""
@@ -850,6 +875,8 @@ class _Session:
         """The connection ended: every waiter fails at once, with the cause."""
         if self.closed is None:
             self.closed = exc
+        if self._timer is not None:
+            self._timer.cancel()
         for pending in list(self._pending.values()):
             _settle(pending.future, None, self.closed)
 
@@ -922,19 +949,29 @@ def _server_env(extra: dict[str, str] | None, inherit: bool) -> dict[str, str]:
     return env
 
 
-class _StdioTransport(_Transport):
-    """A server process spoken to over its stdin/stdout, one JSON message per line."""
+class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
+    """A server process spoken to over its stdin/stdout, one JSON message per line.
+
+    It is also the process's asyncio protocol: output is split into messages in the callbacks
+    that receive it, with no reader task, so a reply reaches its waiter one loop turn after
+    the read. On POSIX stdout is a pipe of our own, read directly (through the subprocess
+    transport each chunk would come one turn later, by call_soon)."""
 
     def __init__(self, argv: list[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = False, label: str = "server") -> None:
         super().__init__(label)
         self.argv, self.env, self.cwd, self.inherit_env = argv, env, cwd, inherit_env
-        self.proc: asyncio.subprocess.Process | None = None
+        self.process: asyncio.SubprocessTransport | None = None
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self.skipped_lines = 0
-        self._tasks: list[asyncio.Task] = []
-        self._drain_lock = asyncio.Lock()
-        self._eof = asyncio.Event()
+        self._stdout: Any = None              # the read transport of stdout
+        self._parts: list[bytes] = []         # the unfinished line, and its size
+        self._size = 0
+        self._held: list[bytes] | None = None  # stdout read while the session paused reading
+        self._err_rest = b""
+        self._exit = self._eof = self._err_eof = None   # futures: process exited, pipes ended
+        self._writable: asyncio.Future | None = None    # set while stdin's pipe is full
+        self._ending: asyncio.Task | None = None
         self._closing = self._lost = False
         # What the server writes on stderr while it answers the era probe (an SDK that does not
         # know server/discover may log pages of validation errors): its first line is shown,
@@ -944,72 +981,111 @@ class _StdioTransport(_Transport):
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
         await super().open(deliver, fail, closed)
-        posix = os.name == "posix"
+        loop, posix = asyncio.get_running_loop(), os.name == "posix"
+        self._exit, self._eof, self._err_eof = (loop.create_future() for _ in range(3))
+        read_fd, write_fd = os.pipe() if posix else (-1, asyncio.subprocess.PIPE)
         try:
-            self.proc = await asyncio.create_subprocess_exec(  # never a shell
-                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            self.process, _ = await loop.subprocess_exec(  # never a shell
+                lambda: self, *self.argv, stdin=asyncio.subprocess.PIPE, stdout=write_fd,
                 stderr=asyncio.subprocess.PIPE, env=_server_env(self.env, self.inherit_env),
                 cwd=self.cwd, start_new_session=posix)
         except OSError as exc:
+            if posix:
+                os.close(read_fd)
             hint = "check the command and PATH" if isinstance(exc, FileNotFoundError) else "check the command"
             raise ConnectionClosed(f"{self.label}: cannot start {shlex.join(self.argv)}: "
                                    f"{exc.strerror or exc} ({hint})") from exc
+        finally:
+            if posix:
+                os.close(write_fd)
         if posix:
-            _guard_group(self.proc.pid)
-        self._tasks = [asyncio.ensure_future(self._read_stdout()),
-                       asyncio.ensure_future(self._read_stderr()),
-                       asyncio.ensure_future(self._watch_exit())]
+            _guard_group(self.process.get_pid())
+            self._stdout, _ = await loop.connect_read_pipe(lambda: _PipeReader(self), open(read_fd, "rb", 0))
+        else:
+            self._stdout = self.process.get_pipe_transport(1)
 
     async def send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
-        proc = self.proc
-        if proc is None or proc.stdin is None or proc.stdin.is_closing():
+        stdin = self.process.get_pipe_transport(0) if self.process else None
+        if stdin is None or stdin.is_closing():
             raise _NotSent(f"{self.label}: not connected")
         if message.get("method") == "server/discover" and self._probe_noise is None:
             self._probe_noise = [0]
         elif self._probe_noise and "method" in message:   # the probe was answered
             self._end_probe_noise()
-        try:
-            proc.stdin.write(_dumps(message) + b"\n")
-            # drain only when the pipe is backed up; one drainer at a time (3.10 asserts so)
-            if proc.stdin.transport.get_write_buffer_size() > 1 << 16:
-                async with self._drain_lock:
-                    await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError) as exc:
-            with contextlib.suppress(Exception):  # collect the error asyncio keeps for us
-                await proc.stdin.wait_closed()
-            raise _NotSent(str(self._closed_error("the server closed its input"))) from exc
+        stdin.write(_dumps(message) + b"\n")
+        if stdin.is_closing():   # the write failed: nothing of it reached the server
+            raise _NotSent(str(self._closed_error("the server closed its input")))
+        if self._writable is not None:   # the pipe is full: wait until the server reads
+            await asyncio.shield(self._writable)
 
-    async def _read_stdout(self) -> None:
-        """Split lines ourselves: readline() has a 64 KiB limit, byte reads are slow."""
-        assert self.proc and self.proc.stdout
-        stdout, parts, size = self.proc.stdout, [], 0
-        try:
-            while chunk := await stdout.read(READ_CHUNK):
-                start = 0
-                while (end := chunk.find(b"\n", start)) >= 0:
-                    if parts:
-                        parts.append(chunk[start:end])
-                        line, parts, size = b"".join(parts), [], 0
-                    else:
-                        line = chunk[start:end]
-                    start = end + 1
-                    if len(line) > MAX_MESSAGE_SIZE:
-                        return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
-                    if self._resumed is not None:
-                        await self._flowing()
-                    self._line(line)
-                if start < len(chunk):
-                    parts.append(chunk[start:] if start else chunk)
-                    size += len(chunk) - start
-                    if size > MAX_MESSAGE_SIZE:
-                        return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
-            if parts:
-                self._line(b"".join(parts))
-        except (ConnectionError, OSError) as exc:
-            log.debug("%s: stdout read failed: %s", self.label, exc)
-        finally:
-            self._eof.set()
-        await self._report_exit()
+    # The process's callbacks (asyncio.SubprocessProtocol) ---------------------------------
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        """Split stdout into lines here: no readline() limit, linear in the message size."""
+        if fd == 2:
+            return self._stderr(data)
+        if self._lost:
+            return
+        if self._held is not None:
+            self._held.append(data)
+            return
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            if self._parts:
+                self._parts.append(data[start:end])
+                line, self._parts, self._size = b"".join(self._parts), [], 0
+            else:
+                line = data[start:end]
+            start = end + 1
+            if len(line) > MAX_MESSAGE_SIZE:
+                return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+            self._line(line)
+            if self._held is not None:   # the session paused reading: keep the rest
+                return self._held.append(data[start:])
+        if start < len(data):
+            self._parts.append(data[start:] if start else data)
+            self._size += len(data) - start
+            if self._size > MAX_MESSAGE_SIZE:
+                self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 0 and self._writable is not None:   # a writer waits on a full pipe
+            _settle(self._writable, None, self._closed_error("the server closed its input"))
+        elif fd == 1:
+            if self._parts and not self._lost:
+                self._line(b"".join(self._parts))
+            _settle(self._eof, None)
+            self._end(self._exit, 0.2)   # its exit status makes a better message
+        elif fd == 2:
+            if self._err_rest.strip():
+                self.stderr_tail.append(self._err_rest.decode("utf-8", "replace")[:2000])
+            _settle(self._err_eof, None)
+
+    def process_exited(self) -> None:
+        _settle(self._exit, None)
+        self._end(self._eof, EXIT_GRACE)   # a grandchild may hold stdout: the process counts
+
+    def pause_writing(self) -> None:
+        self._writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._writable is not None:
+            _settle(self._writable, None)
+            self._writable = None
+
+    # Reading -------------------------------------------------------------------------------
+
+    def pause_reading(self) -> None:
+        if self._held is None:
+            self._held = []
+            self._stdout.pause_reading()
+
+    def resume_reading(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            self._stdout.resume_reading()
+            for data in held:   # in order, even if the session pauses again meanwhile
+                self.pipe_data_received(1, data)
 
     def _line(self, line: bytes) -> None:
         line = line.strip()
@@ -1027,27 +1103,21 @@ class _StdioTransport(_Transport):
             return
         self.deliver(message)
 
-    async def _read_stderr(self) -> None:
-        """Drain stderr continuously (a full pipe would block the server) and keep its tail."""
-        assert self.proc and self.proc.stderr
-        stderr, rest = self.proc.stderr, b""
-        server_log = logging.getLogger("mcpmini.server")
-        with contextlib.suppress(ConnectionError, OSError):
-            while chunk := await stderr.read(1 << 16):
-                lines = (rest + chunk).split(b"\n")
-                rest = lines.pop()[-8192:]
-                for raw in lines:
-                    text = raw.decode("utf-8", "replace").rstrip("\r")[:2000]
-                    if not text.strip():
-                        continue
-                    self.stderr_tail.append(text)
-                    if self._probe_noise:
-                        self._probe_noise[0] += 1
-                        if self._probe_noise[0] > 1:
-                            continue
-                    server_log.info("%s: %s", self.label, text)
-            if rest.strip():
-                self.stderr_tail.append(rest.decode("utf-8", "replace")[:2000])
+    def _stderr(self, data: bytes) -> None:
+        """Keep stderr's tail and log it; it is read as it comes, so a chatty server never
+        blocks on a full pipe."""
+        lines = (self._err_rest + data).split(b"\n")
+        self._err_rest = lines.pop()[-8192:]
+        for raw in lines:
+            text = raw.decode("utf-8", "replace").rstrip("\r")[:2000]
+            if not text.strip():
+                continue
+            self.stderr_tail.append(text)
+            if self._probe_noise:
+                self._probe_noise[0] += 1
+                if self._probe_noise[0] > 1:
+                    continue
+            logging.getLogger("mcpmini.server").info("%s: %s", self.label, text)
 
     def _end_probe_noise(self) -> None:
         if self._probe_noise and self._probe_noise[0] > 1:
@@ -1056,34 +1126,22 @@ class _StdioTransport(_Transport):
                 self.label, self._probe_noise[0] - 1)
         self._probe_noise = []   # done: never again on this connection
 
-    async def _watch_exit(self) -> None:
-        """Watch the process, not only the pipe: a grandchild may hold stdout open."""
-        await self._exited(None)
-        with contextlib.suppress(asyncio.TimeoutError):  # let the pipe deliver its last words
-            await asyncio.wait_for(self._eof.wait(), EXIT_GRACE)
-        await self._report_exit()
+    # The end -------------------------------------------------------------------------------
 
-    async def _exited(self, timeout: float | None) -> bool:
-        """Wait until the process itself has exited. (``Process.wait()`` also waits for the
-        pipes on 3.11+, which a grandchild may keep open.)"""
-        proc, loop = self.proc, asyncio.get_running_loop()
-        assert proc is not None
-        deadline = None if timeout is None else loop.time() + timeout
-        delay = 0.002
-        while proc.returncode is None:
-            if deadline is not None and loop.time() >= deadline:
-                return False
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.1)
-        return True
+    def _end(self, other: asyncio.Future, grace: float) -> None:
+        if self._ending is None and not self._closing:
+            self._ending = asyncio.ensure_future(self._report_exit(other, grace))
 
-    async def _report_exit(self) -> None:
-        if self._lost:
-            return
-        if self.proc:
-            await self._exited(0.2)  # its exit status makes a better message
-        await asyncio.sleep(0)  # let the stderr reader take the last lines
+    async def _report_exit(self, other: asyncio.Future, grace: float) -> None:
+        """Stdout ended or the process exited: give the other (and stderr's last lines) a
+        moment, then fail every waiter with the exit status and the tail of stderr."""
+        await asyncio.wait((other, self._err_eof), timeout=grace)
         self._lose_with(self._closed_error("the server closed its output"))
+
+    async def _exited(self, timeout: float) -> bool:
+        """Wait until the process itself has exited (its pipes may stay open in a grandchild)."""
+        await asyncio.wait((self._exit,), timeout=timeout)
+        return self._exit.done()
 
     def _lose(self, why: str) -> None:
         self._lose_with(ConnectionClosed(f"{self.label}: {why}; connection closed"))
@@ -1095,7 +1153,7 @@ class _StdioTransport(_Transport):
             self.closed(exc)
 
     def _closed_error(self, why: str) -> ConnectionClosed:
-        code = self.proc.returncode if self.proc else None
+        code = self.process.get_returncode() if self.process else None
         if code is None:
             what = why
         elif code < 0 and os.name == "posix":
@@ -1109,57 +1167,69 @@ class _StdioTransport(_Transport):
     async def close(self, fast: bool = False) -> None:
         """Close stdin, wait, SIGTERM, wait, SIGKILL — to the whole process group, since
         wrappers like npx or uvx leave children behind. ``fast`` skips the polite wait."""
-        proc = self.proc
-        if proc is None or self._closing:
+        process = self.process
+        if process is None or self._closing:
             return
         self._closing = True
-        if proc.stdin and not proc.stdin.is_closing():
-            with contextlib.suppress(OSError):
-                proc.stdin.close()
+        stdin = process.get_pipe_transport(0)
+        if stdin is not None:
+            stdin.close()
         # Even in a hurry, give it a moment to read a cancellation written just before.
         await self._exited(0.1 if fast else SHUTDOWN_GRACE)
         for sig, grace in ((signal.SIGTERM, SHUTDOWN_GRACE), (getattr(signal, "SIGKILL", None), 5.0)):
-            if sig is None or not self._signal(sig):
+            if sig is None or not self._signal(sig) or await self._gone_within(grace):
                 break
-            if not await self._gone_within(grace):
-                continue
-            break
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        _live_groups.discard(proc.pid)
-        transport = getattr(proc, "_transport", None)  # pipes a grandchild holds stay open otherwise
-        if transport is not None:
-            transport.close()
+        if self._ending is not None:
+            self._ending.cancel()
+            await asyncio.gather(self._ending, return_exceptions=True)
+        _live_groups.discard(process.get_pid())
+        process.close()   # pipes a grandchild holds stay open otherwise
+        if self._stdout is not None:
+            self._stdout.close()
 
     def _signal(self, sig: int) -> bool:
         """Signal the process group; False when nothing is left to signal."""
-        proc = self.proc
-        if proc is None:
+        process = self.process
+        if process is None:
             return False
         if os.name == "posix":
             try:
-                os.killpg(proc.pid, sig)
+                os.killpg(process.get_pid(), sig)
                 return True
             except (ProcessLookupError, PermissionError):
                 return False
-        if proc.returncode is not None:
+        if process.get_returncode() is not None:
             return False
         with contextlib.suppress(ProcessLookupError):
-            proc.terminate() if sig == signal.SIGTERM else proc.kill()
+            process.terminate() if sig == signal.SIGTERM else process.kill()
         return True
 
     async def _gone_within(self, grace: float) -> bool:
-        proc = self.proc
-        assert proc is not None
+        process = self.process
+        assert process is not None
         deadline = time.monotonic() + grace
         if not await self._exited(grace):
             return False
-        while os.name == "posix" and _group_alive(proc.pid):
+        while os.name == "posix" and _group_alive(process.get_pid()):
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(0.02)
         return True
+
+
+class _PipeReader(asyncio.Protocol):
+    """A server's stdout read directly (POSIX): handed to its transport as fd 1."""
+
+    def __init__(self, transport: _StdioTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.transport.pipe_data_received(1, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport.pipe_connection_lost(1, exc)
+
+
 _live_groups: set[int] = set()  # process groups of running stdio servers
 _guarded: list[int] = []
 
@@ -2756,6 +2826,13 @@ class _OAuth:
         token = data["tokens"].get(key)
         return key, token if isinstance(token, dict) else None
 
+    def token_id(self) -> str:
+        """A hash of the stored access token ("" when none): what private cache entries are
+        keyed by, so that they are never shared across tokens."""
+        _, token = self._token_entry(self.store.peek())
+        access = (token or {}).get("access_token")
+        return hashlib.sha256(access.encode()).hexdigest() if isinstance(access, str) else ""
+
     async def headers(self, url: str) -> dict[str, str]:
         """``Authorization: Bearer`` for a request to ``url`` (only to the server's origin),
         refreshing first when the stored token is about to expire."""
@@ -3321,20 +3398,12 @@ class _EraCache:
     def __init__(self) -> None:
         self.path = os.path.join(_user_dir("cache"), "eras.json")
 
-    def _load(self) -> dict[str, str]:
-        try:
-            with open(self.path, encoding="utf-8") as f:
-                data = json.load(f)
-            return data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
-            return {}
-
     def get(self, key: str) -> str | None:
-        value = self._load().get(key)
+        value = _cached_json(self.path).get(key)
         return value if isinstance(value, str) else None
 
     def put(self, key: str, era: str | None) -> None:
-        data = self._load()
+        data = _cached_json(self.path)
         if data.get(key) == era:
             return
         if era is None:
@@ -3390,6 +3459,9 @@ class _Negotiation:
         # what an earlier run found is tried first in auto mode (HTTP+SSE also when pinned legacy)
         self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
         self.capabilities, self.timeout, self.label = capabilities, timeout, label
+        # the per-request ``_meta`` of the 2026-07-28 era, built once
+        self.meta = {META_VERSION: MODERN_VERSION, META_CAPABILITIES: capabilities,
+                     META_CLIENT_INFO: CLIENT_INFO}
         self.session: _Session | None = None
         self.opened = kind   # the kind of the current session
 
@@ -3402,10 +3474,6 @@ class _Negotiation:
         self.opened = kind
         return self.session
 
-    def meta(self, version: str = MODERN_VERSION) -> JSON:
-        """The per-request ``_meta`` of the 2026-07-28 era."""
-        return {META_VERSION: version, META_CAPABILITIES: self.capabilities,
-                META_CLIENT_INFO: dict(CLIENT_INFO)}
 
     async def run(self) -> tuple[_Era, _Session]:
         kind = "sse" if self.cached == "sse" and self.kind == "http" else self.kind
@@ -3441,7 +3509,7 @@ class _Negotiation:
         session = self.session
         assert session is not None
         probe = asyncio.ensure_future(session.request(
-            "server/discover", {"_meta": self.meta()}, timeout=self.timeout, cancellable=False))
+            "server/discover", {"_meta": self.meta}, timeout=self.timeout, cancellable=False))
         init: asyncio.Future | None = None
         try:
             done, _ = await asyncio.wait((probe,), timeout=PROBE_TIMEOUT if self.kind == "stdio" else None)
@@ -3561,7 +3629,7 @@ class _Negotiation:
         assert self.session is not None
         for attempt in range(MAX_VERSION_RETRIES + 1):
             try:
-                result = await self.session.request("server/discover", {"_meta": self.meta()},
+                result = await self.session.request("server/discover", {"_meta": self.meta},
                                                     timeout=self.timeout)
             except RemoteError as exc:
                 if exc.code == UNSUPPORTED_VERSION and attempt < MAX_VERSION_RETRIES:
@@ -3700,12 +3768,14 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
 
 
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
-                     modern: bool, label: str) -> tuple[list[JSON], float]:
-    """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
-    ``ttlMs`` of its pages in the 2026-07-28 era, until list_changed in the legacy one."""
+                     modern: bool, label: str) -> tuple[list[JSON], float, bool]:
+    """Every page of a list (at most MAX_PAGES), how long it may be cached (the smallest
+    ``ttlMs`` of its pages in the 2026-07-28 era, until list_changed in the legacy one), and
+    whether it is private to the credential (unless every page says cacheScope public)."""
     items: list[JSON] = []
     cursor: str | None = None
     ttl = None if modern else float("inf")
+    private = False
     for _ in range(MAX_PAGES):
         result = await request(method, {"cursor": cursor} if cursor is not None else None)
         page_items = result.get(key, [])
@@ -3717,13 +3787,14 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
             ms = result.get("ttlMs")
             page_ttl = ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0
             ttl = page_ttl if ttl is None else min(ttl, page_ttl)
+        private = private or result.get("cacheScope") != "public"
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
             break
     else:
         log.warning("%s: %s still had more pages after %d; keeping the %d items fetched",
                     label, method, MAX_PAGES, len(items))
-    return items, ttl or 0.0
+    return items, ttl or 0.0, private
 
 
 class _ListCache:
@@ -3748,6 +3819,77 @@ class _ListCache:
             self.entries.pop(method, None)
 
 
+def _server_key(server: ServerConfig) -> str:
+    """Which server a stored list belongs to, hashed (no header or env value reaches the file):
+    the URL and headers; or the command line, its folder and environment, and the modification
+    times of the program (found on PATH) and of its first argument that is a file (the script
+    of ``python3 server.py``): a new binary or an edited script is another server."""
+    if server.url:
+        what: list[Any] = [server.url, server.transport, sorted(server.headers.items())]
+    else:
+        cwd = os.path.abspath(server.cwd or os.getcwd())
+        argv = [server.command or "", *server.args]
+        program = shutil.which(os.path.join(cwd, argv[0]) if os.sep in argv[0] else argv[0],
+                               path=server.env.get("PATH")) or argv[0]
+        script = next((p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)), "")
+        what = [argv, cwd, sorted(server.env.items()), server.inherit_env,
+                [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
+    return hashlib.sha256(_dumps(what)).hexdigest()
+
+
+class _ListStore:
+    """The persistent list cache, $XDG_CACHE_HOME/mcpmini/lists.json: the last tools/list of
+    each server, for typing the arguments of ``call`` (so that a one-shot call on a known
+    server sends only tools/call) and for shell completion; ``tools``, ``ask`` and ``check``
+    always list afresh. An entry is fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE
+    (legacy), for the same server only (_server_key); a private one (cacheScope, or no scope)
+    only for the credential it was listed with, never across tokens (digest §caching)."""
+
+    def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
+        self.server, self.auth = server, auth
+        self.path = os.path.join(_user_dir("cache"), "lists.json")
+
+    def _credential(self) -> str:
+        """The OAuth token in use, hashed; "" without OAuth (headers and env are in the key)."""
+        try:
+            return self.auth.token_id() if self.auth else ""
+        except MCPError:   # an unsafe token store: no private entry matches
+            return "?"
+
+    def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
+        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
+        entry = _object(_cached_json(self.path).get(f"{_server_key(self.server)} {method}"))
+        until = entry.get("stored" if stale_ok else "until")
+        if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
+                time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0) or \
+                entry.get("credential") not in (None, self._credential()):
+            return None
+        return entry["items"]
+
+    def put(self, method: str, items: list[JSON], ttl: float, private: bool) -> None:
+        now = time.time()
+        data = {k: e for k, e in _cached_json(self.path).items()   # old entries go
+                if isinstance(_object(e).get("stored"), (int, float)) and now < e["stored"] + LIST_CACHE_KEEP}
+        data[f"{_server_key(self.server)} {method}"] = {
+            "stored": now, "until": now + ttl, "items": items,
+            "credential": self._credential() if private else None}
+        try:
+            _write_json(self.path, data)
+        except OSError as exc:
+            log.debug("cannot write the list cache %s: %s", self.path, exc)
+
+
+def _cached_tool_names(server: ServerConfig) -> list[str]:
+    """The tool names in the persistent list cache for ``server`` (shell completion: it never
+    starts a server); [] when there are none, or they are older than LIST_CACHE_KEEP."""
+    try:
+        config = server.expanded()
+        tools = _ListStore(config, _auth_for(config, None)).get("tools/list", stale_ok=True)
+    except (MCPError, ValueError):
+        return []
+    return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+
+
 class Client:
     """A connection to one MCP server, as an async context manager.
 
@@ -3756,7 +3898,8 @@ class Client:
     ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
     request and the connection itself. Callbacks: ``on_progress(params)``, ``on_log(params)``,
     ``on_elicit(params) -> ElicitResult`` (sync or async); ``accept_defaults`` answers form
-    elicitations from the schema's defaults. ``reconnect`` reconnects once and retries once
+    elicitations from the schema's defaults. ``list_cache`` False: the persistent list cache
+    (see _ListStore) is neither read nor written. ``reconnect`` reconnects once and retries once
     when the connection is lost during a call (never after a timeout or a cancellation).
     ``auth`` (HTTP only): OAuth settings as a dict of ``_OAuth`` keywords (``client_id``,
     ``client_secret``, ``client_metadata_url``, ``scope``, ``interactive``, ``open_browser``, ...),
@@ -3764,7 +3907,8 @@ class Client:
     and a needed login is an AuthError naming ``mcpmini login`` (no browser is ever opened
     unless ``interactive`` is set). A static Authorization header turns OAuth off.
     After ``connect``: ``era``, ``era_reason``, ``protocol_version``, ``server_info``,
-    ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or "sse").
+    ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or "sse"); and
+    ``from_cache``, the list methods whose last answer came from the persistent cache.
     """
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
@@ -3775,7 +3919,7 @@ class Client:
                  on_log: Callable[[JSON], Any] | None = None,
                  on_elicit: Callable[[JSON], Any] | None = None,
                  accept_defaults: bool = False, reconnect: bool = False,
-                 name: str | None = None, era_cache: bool = True,
+                 name: str | None = None, era_cache: bool = True, list_cache: bool = True,
                  trace: Callable[[str, str, Any], None] | None = None, auth: Any = None) -> None:
         self.server = _server_config(server, name=name, env=env, cwd=cwd, headers=headers,
                                      timeout=timeout, protocol=protocol, inherit_env=inherit_env)
@@ -3785,6 +3929,8 @@ class Client:
         self.accept_defaults, self.reconnect = accept_defaults, reconnect
         self.auth = _auth_for(self.server, auth)
         self._era_cache = _EraCache() if era_cache else None
+        self._store = _ListStore(self.server, self.auth) if list_cache else None
+        self.from_cache: set[str] = set()
         self._trace = trace
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
@@ -3882,6 +4028,8 @@ class Client:
 
     def _on_notification(self, method: str, params: JSON) -> None:
         self._lists.drop(*LIST_CHANGED.get(method, ()))
+        if method == "notifications/tools/list_changed" and self._store:   # stale at once
+            self._store.put("tools/list", [], 0.0, False)
         if method == "notifications/message":
             if self.on_log:
                 _call_quietly(self.on_log, params)
@@ -3919,7 +4067,7 @@ class Client:
             call_params, headers = params, None
             if self.era == MODERN_VERSION:
                 call_params = dict(params or {})
-                call_params["_meta"] = {**call_params.get("_meta", {}), **self._negotiation.meta()}
+                call_params["_meta"] = {**call_params.get("_meta", {}), **self._negotiation.meta}
                 if method == "tools/call" and self.transport == "http" and params:
                     headers = _param_headers(self._schemas.get(params.get("name")), params.get("arguments"))
             try:
@@ -4010,19 +4158,28 @@ class Client:
         raise ProtocolError(f"the server asked for {method!r} input, which mcpmini does not "
                             "support (only elicitation)")
 
-    async def _list(self, method: str, key: str, refresh: bool) -> list[JSON]:
+    async def _list(self, method: str, key: str, refresh: bool, stored: bool = False) -> list[JSON]:
         capabilities = self._era.capabilities if self._era else None
         if capabilities is not None and method.partition("/")[0] not in capabilities:
             return []   # not offered: nothing to ask (as the Inspector shows it)
+        self.from_cache.discard(method)
         if not refresh and (cached := self._lists.get(method)) is not None:
             return cached
-        items, ttl = await _all_pages(self._request, method, key, self.era == MODERN_VERSION, self.name)
+        store = self._store if method == "tools/list" else None
+        if stored and store and (cached := store.get(method)) is not None:
+            self.from_cache.add(method)
+            return cached
+        modern = self.era == MODERN_VERSION
+        items, ttl, private = await _all_pages(self._request, method, key, modern, self.name)
         self._lists.put(method, items, ttl)
+        if store:
+            store.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE), private)
         return items
 
-    async def list_tools(self, *, refresh: bool = False) -> list[JSON]:
-        """Every tool of every page, as the server sent them (cached; see ``refresh``)."""
-        tools = await self._list("tools/list", "tools", refresh)
+    async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
+        """Every tool of every page, as the server sent them (kept for the connection; see
+        ``refresh``). ``cached``: the persistent list cache's copy will do while it is fresh."""
+        tools = await self._list("tools/list", "tools", refresh, cached)
         if self.era == MODERN_VERSION and self.transport == "http":
             tools = _drop_invalid_header_tools(tools, self.name, self._dropped)   # spec MUST
         self._schemas = {t["name"]: t.get("inputSchema") or {}
@@ -5252,6 +5409,10 @@ def _build_parser() -> Any:
                        dest="header" + after, help="an HTTP header for the server (repeatable)")
         g.add_argument("-e", "--env", action="append", metavar="KEY=VALUE", default=d([]),
                        dest="env" + after, help="an environment variable for the server process (repeatable)")
+        g.add_argument("--refresh", action="store_true", default=d(False),
+                       help="call: list the tools afresh, not from the cached list")
+        g.add_argument("--no-cache", action="store_true", default=d(False),
+                       help="neither use nor update the cached tool lists")
         g.add_argument("--accept-defaults", action="store_true", default=d(False),
                        help="answer the server's form questions with their defaults")
         g.add_argument("--json", action="store_true", default=d(False),
@@ -5406,7 +5567,7 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, **extra: Any) -> 
     extra.setdefault("auth", {"interactive": _has_terminal(), "open_browser": _default_open_browser,
                               "notify": lambda text: out.note(f"mcpmini: {text}")})
     return Client(dataclasses.replace(server, timeout=timeout, protocol=protocol), on_progress=progress,
-                  on_elicit=_tty_elicit(out), accept_defaults=args.accept_defaults,
+                  on_elicit=_tty_elicit(out), accept_defaults=args.accept_defaults, list_cache=not args.no_cache,
                   trace=_tracer(args) if args.trace else None, **extra)
 
 
@@ -5705,21 +5866,38 @@ _cmd_prompts = _list_command("list_prompts", lambda p: _describe(
 
 
 async def _cmd_call(args: Any, out: _Output) -> int:
+    stdin = _tool_arguments(["-"], {}) if args.arguments == ["-"] else None   # read once
+
     async def work(client: Client) -> int:
-        tools = {t.get("name"): t for t in await client.list_tools() if isinstance(t, dict)}
-        tool = tools.get(args.tool)
-        if tool is None:
-            import difflib
-            close = difflib.get_close_matches(args.tool, [n for n in tools if isinstance(n, str)], 3, 0.5)
-            hint = f"; did you mean {', '.join(close)}?" if close else f"; it has: {', '.join(sorted(map(str, tools)))[:300]}"
-            raise _UsageError(f"{client.name} has no tool {args.tool!r}{hint}")
-        schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
-        arguments = _tool_arguments(args.arguments, schema)
-        problem = _argument_problem(arguments, schema,
-                                    json_hint=" (use key:=JSON for raw JSON)")
+        def typed(listed: list[JSON]) -> tuple[JSON, str | None]:
+            """The arguments typed from the tool's schema, and what is wrong with them."""
+            tools = {t.get("name"): t for t in listed if isinstance(t, dict)}
+            if args.tool not in tools:
+                import difflib
+                close = difflib.get_close_matches(args.tool, [n for n in tools if isinstance(n, str)], 3, 0.5)
+                hint = f"; did you mean {', '.join(close)}?" if close else f"; it has: {', '.join(sorted(map(str, tools)))[:300]}"
+                return {}, f"{client.name} has no tool {args.tool!r}{hint}"
+            schema = _object(tools[args.tool].get("inputSchema"))
+            arguments = dict(stdin) if stdin is not None else _tool_arguments(args.arguments, schema)
+            problem = _argument_problem(arguments, schema, json_hint=" (use key:=JSON for raw JSON)")
+            return arguments, problem and f"{args.tool}: {problem}"
+
+        arguments, problem = typed(await client.list_tools(cached=not args.refresh))
+        if problem and "tools/list" in client.from_cache:   # the cached list may be out of date
+            arguments, problem = typed(await client.list_tools(refresh=True))
         if problem:
-            raise _UsageError(f"{args.tool}: {problem}")
-        result = await client.call_tool(args.tool, arguments)
+            raise _UsageError(problem)
+        try:
+            result = await client.call_tool(args.tool, arguments)
+        except RemoteError as exc:
+            if exc.code != INVALID_PARAMS or "tools/list" not in client.from_cache:
+                raise
+            # Typed from a cached schema and refused: a refused call did not run, so it is
+            # sent once more if the fresh schema types the arguments differently.
+            retyped, problem = typed(await client.list_tools(refresh=True))
+            if problem or retyped == arguments:
+                raise
+            result = await client.call_tool(args.tool, retyped)
         out.result(_json_text(result) if args.json else _visible(result_text(result)))
         if result.get("isError") is True:
             out.error(f"tool {args.tool} reported an error (isError: true)", "tool")

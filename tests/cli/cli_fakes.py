@@ -15,7 +15,8 @@ exactly what the client sent (and that nothing was sent), and which processes to
 Era: modern (answers ``server/discover``) unless ``--legacy`` (``server/discover`` gets -32601;
 ``initialize`` answers ``--init-version`` or the version asked for). ``--silent`` never answers.
 ``--stubborn`` ignores SIGTERM and the end of its input, so only SIGKILL stops it.
-``--error-detail`` is appended to the message of the ``rpcerror`` tool's JSON-RPC error.
+``--error-detail`` is appended to the message of the ``rpcerror`` tool's JSON-RPC error;
+``--tweaks FILE`` changes a schema between two runs of the same command line (see _Server).
 At start-up it writes ``env NAME=value`` on stderr for each ``--echo-env`` name and
 ``say TEXT`` for ``--say``; the ``say`` and ``crash`` tools repeat both. The tools are in ``TOOLS`` (schemas chosen to exercise argument typing).
 """
@@ -108,6 +109,14 @@ class _Server:
         self.info = {"name": opts.name, "version": "1.2.3"}
         self.instructions = "Fake instructions " + NASTY
         self.tools = json.loads(json.dumps(TOOLS).replace("REF-URL", opts.ref_url))
+        # --tweaks FILE (read at start-up, so that the command line stays the same): the type
+        # of strict's "days" in the schema, the type its calls must have (else -32602), and
+        # tools added by name
+        self.tweaks = json.loads(Path(opts.tweaks).read_text()) if opts.tweaks else {}
+        strict = next(t for t in self.tools if t["name"] == "strict")
+        strict["inputSchema"]["properties"]["days"]["type"] = self.tweaks.get("days", "integer")
+        self.tools += [{"name": n, "description": "Added later.", "inputSchema": {"type": "object"}}
+                       for n in self.tweaks.get("extra", [])]
 
     # I/O --------------------------------------------------------------------------------
     def record(self, entry: Any) -> None:
@@ -198,8 +207,13 @@ class _Server:
         name, args = params.get("name"), params.get("arguments") or {}
         token = (params.get("_meta") or {}).get("progressToken")
         text = lambda t, **kw: self.reply(rid, {"content": [{"type": "text", "text": t}], **kw})  # noqa: E731
+        accept = {"integer": int, "string": str}.get(self.tweaks.get("accept", ""), object)
+        if name == "strict" and "days" in args and not isinstance(args["days"], accept):
+            return self.error(rid, -32602, "Invalid params: days has the wrong type")
         if name == "typed" or name == "strict":
             return text(json.dumps(args, sort_keys=True, ensure_ascii=False))
+        if name in self.tweaks.get("extra", []):
+            return text(f"{name} was added later")
         if name == "whoami":
             env = {k: v for k, v in os.environ.items() if k.startswith("CLI_")}
             return text(json.dumps({"name": self.opts.name, "argv": sys.argv[1:], "cwd": os.getcwd(),
@@ -263,6 +277,7 @@ def serve(argv: list[str] | None = None) -> int:
     p.add_argument("--ref-url", default="http://127.0.0.1:9/never-fetched.json")
     p.add_argument("--stubborn", action="store_true")
     p.add_argument("--error-detail", default="")
+    p.add_argument("--tweaks")
     opts = p.parse_args(argv)
     server = _Server(opts)
     server.record({"_start": os.getpid(), "pgid": os.getpgid(0), "argv": sys.argv[1:], "cwd": os.getcwd()})

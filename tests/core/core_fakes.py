@@ -23,7 +23,8 @@ Era behaviour (options, presets in ``MODES``):
   init_hostile  send responses with ids ``true`` and ``1.0`` before the initialize result
 Lists: pages, per_page, extra_items, empty_cursor (first cursor is ""), endless, ttl_ms.
 Process: ignore_eof, ignore_sigterm. Tools (tools/call): ``BASE_TOOLS``, handled in ``tool_call``
-(sleep, progress, crash, big, noisy, hostile, batch, spawn, leader_exit, server_request, ...).
+(sleep, progress, crash, big, noisy, hostile, batch, spawn, leader_exit, server_request,
+elicit_many, ...).
 """
 from __future__ import annotations
 
@@ -61,8 +62,8 @@ STATE: dict[str, Any] = {"era": None, "initialized": False, "saw_discover": Fals
 WRITE_LOCK = threading.Lock()
 RECORD_LOCK = threading.Lock()
 BASE_TOOLS = ["echo", "sleep", "progress", "crash", "big", "noisy", "stderr_flood", "add_tool",
-              "server_request", "hostile", "batch", "spawn", "leader_exit", "env", "cwd", "pid",
-              "fail", "result_type", "log", "argv"]
+              "server_request", "elicit_many", "hostile", "batch", "spawn", "leader_exit", "env",
+              "cwd", "pid", "fail", "result_type", "log", "argv"]
 
 
 # -- plumbing ----------------------------------------------------------------------------------
@@ -224,6 +225,18 @@ def tool_call(rid: Any, params: dict, modern: bool) -> None:
             time.sleep(0.02)
         got = dict(STATE["responses"])
         return reply(rid, text("asked", structuredContent={"responses": got}), modern)
+    if name == "elicit_many":
+        # a flood of legacy server requests, all at once: the client answers a bounded number
+        # at a time (it stops reading meanwhile) and in the end every one of them
+        count = int(args.get("count", 40))
+        write_raw(b"".join(json.dumps({"jsonrpc": "2.0", "id": f"e{i}", "method": "elicitation/create",
+                                       "params": {"message": f"question {i}", "requestedSchema": {
+                                           "type": "object", "properties": {}}}}).encode() + b"\n"
+                           for i in range(count)))
+        deadline = time.monotonic() + float(args.get("wait", 20.0))
+        while time.monotonic() < deadline and len(STATE["responses"]) < count:
+            time.sleep(0.02)
+        return reply(rid, text(str(len(STATE["responses"]))), modern)
     if name == "hostile":
         return hostile(rid, modern)
     if name == "batch":
