@@ -52,7 +52,6 @@ import logging
 import os
 import re
 import shlex
-import shutil
 import signal
 import sys
 import threading
@@ -432,14 +431,34 @@ def _write_json(path: str, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def _cached_json(path: str) -> JSON:
-    """The object in a user cache file; {} when it is missing or unreadable (caches rebuild)."""
-    try:
-        with open(path, "rb") as f:
-            data = _loads(f.read())
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return data if isinstance(data, dict) else {}
+class _CacheFile:
+    """A JSON object in the user cache folder: eras.json (each server's era, so that a silent
+    legacy server costs the probe once; spec: clients MAY persist the era and re-probe) and
+    lists.json (_ListStore). Unreadable is empty: a cache can always be rebuilt."""
+
+    def __init__(self, name: str) -> None:
+        self.path = os.path.join(_user_dir("cache"), name)
+
+    def load(self) -> JSON:
+        try:
+            with open(self.path, "rb") as f:
+                data = _loads(f.read())
+        except (OSError, ValueError, RecursionError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda value: True) -> None:
+        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds."""
+        data = self.load()
+        if data.get(key) == value:
+            return
+        data = {k: v for k, v in data.items() if k != key and keep(v)}
+        if value is not None:
+            data[key] = value
+        try:
+            _write_json(self.path, data)
+        except OSError as exc:
+            log.debug("cannot write %s: %s", self.path, exc)
 
 
 def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
@@ -560,7 +579,6 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     refused when the schema says ``additionalProperties: false``, and with ``strict_keys``
     whenever it lists ``properties`` without allowing more. Keywords that cannot be used here
     (``$ref`` among them) are passed over; ``json_hint`` follows a wrong object or array."""
-    import difflib
     schema = schema if isinstance(schema, dict) else {}
     props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
     required = schema.get("required") if isinstance(schema.get("required"), list) else []
@@ -574,6 +592,7 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
                           and "patternProperties" not in schema):
         for key in arguments:
             if key not in props:
+                import difflib   # here: only a refusal needs it, and it costs ~2 ms to import
                 close = difflib.get_close_matches(key, list(props), 1, 0.6)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 return (f"unknown argument {key!r}{hint} (the schema allows: "
@@ -639,8 +658,6 @@ def _jsonrpc(data: bytes | str) -> Any:
             return None   # a notification, or an id no request of ours has
         raise _Garbled(f"unreadable JSON-RPC response ({type(exc).__name__}: {str(exc)[:100]})",
                        json.loads(found.group(1)) if found else None) from None
-    if type(message) is dict and message.get("jsonrpc") == "2.0":   # the usual case, first
-        return message
     items = message if isinstance(message, list) and message else [message]
     if all(isinstance(m, dict) and (m.get("jsonrpc") == "2.0" or {"result", "error", "method"} & m.keys())
            for m in items):
@@ -718,11 +735,9 @@ class _Session:
         loop = asyncio.get_running_loop()
         pending = self._pending[rid] = _Pending(loop, method, timeout, progress)
         if self._timer is None or pending.deadline < self._timer.when():
-            self._wake_at(loop, pending.deadline)
+            self._wake(pending.deadline)
         try:
-            if self.trace:
-                self.trace(self.label, "->", message)
-            await self.transport.send(message, headers)
+            await self._send(message, headers)
             reply = await pending.future
         except (asyncio.CancelledError, RequestTimeout) as exc:
             if not self.closed:
@@ -741,22 +756,19 @@ class _Session:
             raise ProtocolError(f"{self.label}: {method}: the result is not an object: {result!r:.200}")
         return result
 
-    def _wake_at(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+    def _wake(self, when: float | None = None) -> None:
+        """One timer per session, not one per request, set for the earliest deadline. When it
+        rings it times out what is due (progress may have pushed deadlines back) and is set
+        again for the next deadline."""
+        loop = asyncio.get_running_loop()
+        if when is None:
+            for p in self._pending.values():
+                if not p.future.done() and loop.time() >= p.deadline:
+                    p.future.set_exception(RequestTimeout(p.method, p.timeout))
+            when = min((p.deadline for p in self._pending.values() if not p.future.done()), default=None)
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = loop.call_at(when, self._expire)
-
-    def _expire(self) -> None:
-        """One timer per session, not one per request: time out what is due (progress may
-        have pushed deadlines back), then sleep until the next deadline."""
-        loop, self._timer = asyncio.get_running_loop(), None
-        waiting = [p for p in self._pending.values() if not p.future.done()]
-        for pending in waiting:
-            if loop.time() >= pending.deadline:
-                pending.future.set_exception(RequestTimeout(pending.method, pending.timeout))
-        later = [p.deadline for p in waiting if not p.future.done()]
-        if later:
-            self._wake_at(loop, min(later))
+        self._timer = None if when is None else loop.call_at(when, self._wake)
 
     async def _cancel(self, rid: int, notice: JSON | None) -> None:
         """Best effort and bounded; works from inside a cancellation handler."""
@@ -950,12 +962,10 @@ def _server_env(extra: dict[str, str] | None, inherit: bool) -> dict[str, str]:
 
 
 class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
-    """A server process spoken to over its stdin/stdout, one JSON message per line.
-
-    It is also the process's asyncio protocol: output is split into messages in the callbacks
-    that receive it, with no reader task, so a reply reaches its waiter one loop turn after
-    the read. On POSIX stdout is a pipe of our own, read directly (through the subprocess
-    transport each chunk would come one turn later, by call_soon)."""
+    """A server process spoken to over its stdin/stdout, one JSON message per line. It is the
+    process's asyncio protocol too: replies are split out of stdout in the callback that gets
+    the bytes, with no reader task; on POSIX stdout is a pipe of our own, read directly, which
+    saves a loop turn per message (the subprocess transport hands data over by call_soon)."""
 
     def __init__(self, argv: list[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = False, label: str = "server") -> None:
@@ -965,12 +975,11 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self.skipped_lines = 0
         self._stdout: Any = None              # the read transport of stdout
-        self._parts: list[bytes] = []         # the unfinished line, and its size
-        self._size = 0
+        self._partial = bytearray()           # a line that spans reads
         self._held: list[bytes] | None = None  # stdout read while the session paused reading
         self._err_rest = b""
         self._exit = self._eof = self._err_eof = None   # futures: process exited, pipes ended
-        self._writable: asyncio.Future | None = None    # set while stdin's pipe is full
+        self._writable: asyncio.Future | None = None    # pending while stdin's pipe is full
         self._ending: asyncio.Task | None = None
         self._closing = self._lost = False
         # What the server writes on stderr while it answers the era probe (an SDK that does not
@@ -1000,7 +1009,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
                 os.close(write_fd)
         if posix:
             _guard_group(self.process.get_pid())
-            self._stdout, _ = await loop.connect_read_pipe(lambda: _PipeReader(self), open(read_fd, "rb", 0))
+            self._stdout, _ = await loop.connect_read_pipe(lambda: self, open(read_fd, "rb", 0))
         else:
             self._stdout = self.process.get_pipe_transport(1)
 
@@ -1015,13 +1024,15 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         stdin.write(_dumps(message) + b"\n")
         if stdin.is_closing():   # the write failed: nothing of it reached the server
             raise _NotSent(str(self._closed_error("the server closed its input")))
-        if self._writable is not None:   # the pipe is full: wait until the server reads
+        if self._writable and not self._writable.done():   # a full pipe: wait for the server
             await asyncio.shield(self._writable)
 
     # The process's callbacks (asyncio.SubprocessProtocol) ---------------------------------
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
-        """Split stdout into lines here: no readline() limit, linear in the message size."""
+        """Split stdout into lines here: no readline() limit, linear in the message size. A
+        line that spans reads grows one bytearray, dropped whole once delivered (pieces kept
+        apart would leave the allocator's heap fragmented: ~10 MB more RSS per 10 MB line)."""
         if fd == 2:
             return self._stderr(data)
         if self._lost:
@@ -1031,29 +1042,27 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
             return
         start = 0
         while (end := data.find(b"\n", start)) >= 0:
-            if self._parts:
-                self._parts.append(data[start:end])
-                line, self._parts, self._size = b"".join(self._parts), [], 0
-            else:
-                line = data[start:end]
+            line: bytes | bytearray = data[start:end]
+            if self._partial:
+                self._partial += line
+                line, self._partial = self._partial, bytearray()
             start = end + 1
             if len(line) > MAX_MESSAGE_SIZE:
                 return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
             self._line(line)
             if self._held is not None:   # the session paused reading: keep the rest
                 return self._held.append(data[start:])
-        if start < len(data):
-            self._parts.append(data[start:] if start else data)
-            self._size += len(data) - start
-            if self._size > MAX_MESSAGE_SIZE:
-                self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+        self._partial += memoryview(data)[start:]
+        if len(self._partial) > MAX_MESSAGE_SIZE:
+            self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 0 and self._writable is not None:   # a writer waits on a full pipe
+        if fd == 0 and self._writable:   # a writer may wait on a full pipe
             _settle(self._writable, None, self._closed_error("the server closed its input"))
-        elif fd == 1:
-            if self._parts and not self._lost:
-                self._line(b"".join(self._parts))
+            _consume(self._writable)
+        elif fd == 1 and not self._eof.done():
+            if self._partial and not self._lost:
+                self._line(self._partial)
             _settle(self._eof, None)
             self._end(self._exit, 0.2)   # its exit status makes a better message
         elif fd == 2:
@@ -1069,9 +1078,17 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         self._writable = asyncio.get_running_loop().create_future()
 
     def resume_writing(self) -> None:
-        if self._writable is not None:
-            _settle(self._writable, None)
-            self._writable = None
+        _settle(self._writable, None)
+
+    # stdout's pipe (POSIX) as an asyncio.Protocol; connection_lost also ends the process
+    def data_received(self, data: bytes) -> None:
+        self.pipe_data_received(1, data)
+
+    def eof_received(self) -> None:   # connection_lost follows
+        pass
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.pipe_connection_lost(1, exc)
 
     # Reading -------------------------------------------------------------------------------
 
@@ -1087,9 +1104,8 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
             for data in held:   # in order, even if the session pauses again meanwhile
                 self.pipe_data_received(1, data)
 
-    def _line(self, line: bytes) -> None:
-        line = line.strip()
-        if not line:
+    def _line(self, line: bytes | bytearray) -> None:
+        if not line or line.isspace():   # (not strip(): a copy; JSON allows the whitespace)
             return
         try:
             message = _jsonrpc(line)
@@ -1190,8 +1206,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
     def _signal(self, sig: int) -> bool:
         """Signal the process group; False when nothing is left to signal."""
         process = self.process
-        if process is None:
-            return False
+        assert process is not None
         if os.name == "posix":
             try:
                 os.killpg(process.get_pid(), sig)
@@ -1205,29 +1220,14 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         return True
 
     async def _gone_within(self, grace: float) -> bool:
-        process = self.process
-        assert process is not None
         deadline = time.monotonic() + grace
         if not await self._exited(grace):
             return False
-        while os.name == "posix" and _group_alive(process.get_pid()):
+        while os.name == "posix" and self.process and _group_alive(self.process.get_pid()):
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(0.02)
         return True
-
-
-class _PipeReader(asyncio.Protocol):
-    """A server's stdout read directly (POSIX): handed to its transport as fd 1."""
-
-    def __init__(self, transport: _StdioTransport) -> None:
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        self.transport.pipe_data_received(1, data)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.transport.pipe_connection_lost(1, exc)
 
 
 _live_groups: set[int] = set()  # process groups of running stdio servers
@@ -3391,31 +3391,6 @@ def _default_open_browser(url: str) -> None:
 #     (the answer is remembered per server in the user cache folder, and tried first)
 
 
-class _EraCache:
-    """The era of each server, remembered across runs so a silent legacy server does not
-    cost the probe timeout every time (spec: clients MAY persist the era and re-probe)."""
-
-    def __init__(self) -> None:
-        self.path = os.path.join(_user_dir("cache"), "eras.json")
-
-    def get(self, key: str) -> str | None:
-        value = _cached_json(self.path).get(key)
-        return value if isinstance(value, str) else None
-
-    def put(self, key: str, era: str | None) -> None:
-        data = _cached_json(self.path)
-        if data.get(key) == era:
-            return
-        if era is None:
-            data.pop(key, None)
-        else:
-            data[key] = era
-        try:
-            _write_json(self.path, data)
-        except OSError as exc:
-            log.debug("cannot write the era cache %s: %s", self.path, exc)
-
-
 def _supported(exc: RemoteError) -> list[str]:
     data = exc.data if isinstance(exc.data, dict) else {}
     versions = data.get("supported")
@@ -3473,7 +3448,6 @@ class _Negotiation:
         self.session = await self.open_session(kind)
         self.opened = kind
         return self.session
-
 
     async def run(self) -> tuple[_Era, _Session]:
         kind = "sse" if self.cached == "sse" and self.kind == "http" else self.kind
@@ -3819,46 +3793,36 @@ class _ListCache:
             self.entries.pop(method, None)
 
 
-def _server_key(server: ServerConfig) -> str:
-    """Which server a stored list belongs to, hashed (no header or env value reaches the file):
-    the URL and headers; or the command line, its folder and environment, and the modification
-    times of the program (found on PATH) and of its first argument that is a file (the script
-    of ``python3 server.py``): a new binary or an edited script is another server."""
-    if server.url:
-        what: list[Any] = [server.url, server.transport, sorted(server.headers.items())]
-    else:
-        cwd = os.path.abspath(server.cwd or os.getcwd())
-        argv = [server.command or "", *server.args]
-        program = shutil.which(os.path.join(cwd, argv[0]) if os.sep in argv[0] else argv[0],
-                               path=server.env.get("PATH")) or argv[0]
-        script = next((p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)), "")
-        what = [argv, cwd, sorted(server.env.items()), server.inherit_env,
-                [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
-    return hashlib.sha256(_dumps(what)).hexdigest()
-
-
 class _ListStore:
-    """The persistent list cache, $XDG_CACHE_HOME/mcpmini/lists.json: the last tools/list of
-    each server, for typing the arguments of ``call`` (so that a one-shot call on a known
-    server sends only tools/call) and for shell completion; ``tools``, ``ask`` and ``check``
-    always list afresh. An entry is fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE
-    (legacy), for the same server only (_server_key); a private one (cacheScope, or no scope)
-    only for the credential it was listed with, never across tokens (digest §caching)."""
+    """The persistent list cache (lists.json): each server's last tools/list, for typing the
+    arguments of ``call`` and for shell completion (``tools``, ``ask``, ``check`` list afresh).
+    Fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy); a private entry only for
+    its credential, never across tokens (digest §caching). Keyed by a hash (no secret reaches
+    the file) of the URL and headers, or of the command line, folder, environment and the
+    modification times of the program (found on PATH) and of its first argument that is a
+    file (the script of ``python3 server.py``): a new binary or an edited script is new."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
-        self.server, self.auth = server, auth
-        self.path = os.path.join(_user_dir("cache"), "lists.json")
+        self.auth, self.file = auth, _CacheFile("lists.json")
+        if server.url:
+            what: list[Any] = [server.url, server.transport, sorted(server.headers.items())]
+        else:
+            cwd = os.path.abspath(server.cwd or os.getcwd())
+            argv = [server.command or "", *server.args]
+            folders = [cwd] if os.sep in argv[0] else (server.env.get("PATH") or os.environ.get("PATH", "")).split(os.pathsep)
+            program = next((p for p in (os.path.join(d, argv[0]) for d in folders) if os.path.isfile(p)), "")
+            script = next((p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)), "")
+            what = [argv, cwd, sorted(server.env.items()), server.inherit_env,
+                    [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
+        self.key = hashlib.sha256(_dumps(what)).hexdigest()
 
     def _credential(self) -> str:
         """The OAuth token in use, hashed; "" without OAuth (headers and env are in the key)."""
-        try:
-            return self.auth.token_id() if self.auth else ""
-        except MCPError:   # an unsafe token store: no private entry matches
-            return "?"
+        return self.auth.token_id() if self.auth else ""
 
     def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
         """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
-        entry = _object(_cached_json(self.path).get(f"{_server_key(self.server)} {method}"))
+        entry = _object(self.file.load().get(f"{self.key} {method}"))
         until = entry.get("stored" if stale_ok else "until")
         if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
                 time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0) or \
@@ -3868,15 +3832,10 @@ class _ListStore:
 
     def put(self, method: str, items: list[JSON], ttl: float, private: bool) -> None:
         now = time.time()
-        data = {k: e for k, e in _cached_json(self.path).items()   # old entries go
-                if isinstance(_object(e).get("stored"), (int, float)) and now < e["stored"] + LIST_CACHE_KEEP}
-        data[f"{_server_key(self.server)} {method}"] = {
-            "stored": now, "until": now + ttl, "items": items,
-            "credential": self._credential() if private else None}
-        try:
-            _write_json(self.path, data)
-        except OSError as exc:
-            log.debug("cannot write the list cache %s: %s", self.path, exc)
+        self.file.put(f"{self.key} {method}", {"stored": now, "until": now + ttl, "items": items,
+                                                "credential": self._credential() if private else None},
+                      keep=lambda e: isinstance(_object(e).get("stored"), (int, float))
+                      and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
 
 
 def _cached_tool_names(server: ServerConfig) -> list[str]:
@@ -3928,7 +3887,7 @@ class Client:
         self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
         self.accept_defaults, self.reconnect = accept_defaults, reconnect
         self.auth = _auth_for(self.server, auth)
-        self._era_cache = _EraCache() if era_cache else None
+        self._era_cache = _CacheFile("eras.json") if era_cache else None
         self._store = _ListStore(self.server, self.auth) if list_cache else None
         self.from_cache: set[str] = set()
         self._trace = trace
@@ -3999,7 +3958,7 @@ class Client:
         await self.close(fast=True)
         self._lists.drop()
         key = self._cache_key()
-        cached = self._era_cache.get(key) if self._era_cache else None
+        cached = self._era_cache.load().get(key) if self._era_cache else None
         self._negotiation = _Negotiation(
             self._open_session, kind=self.server.transport, protocol=self.protocol, cached=cached,
             capabilities=self._capabilities(), timeout=self.timeout, label=self.name,
@@ -5387,7 +5346,17 @@ class _LogHandler(logging.Handler):
 def _build_parser() -> Any:
     import argparse  # here, so that `import mcpmini` stays cheap
 
+    # The help width as shutil finds it: argparse would import shutil (and lzma, bz2: ~7 ms of
+    # every run) for it in each add_argument, whether or not any help is printed.
+    try:
+        width = int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.__stdout__.fileno()).columns) - 2
+    except (AttributeError, OSError, ValueError):
+        width = 78
+
     class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, formatter_class=lambda prog: argparse.HelpFormatter(prog, width=width), **kwargs)
+
         def error(self, message: str) -> Any:
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
 
@@ -6217,5 +6186,19 @@ def main(argv: list[str] | None = None) -> int:
         root.removeHandler(handler)
         root.setLevel(saved[0])
         root.propagate = saved[1]
+
+
+def _cli() -> None:
+    """The ``mcpmini`` command and ``python3 -m mcpmini``: main(), then exit at once. Nothing
+    is left to clean up by then (servers stopped, output flushed below), and the interpreter's
+    teardown of asyncio and the rest would add ~20 ms to every run."""
+    code = main()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    _kill_live_groups()   # what atexit would do (normally nothing is left)
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _cli()
