@@ -3742,14 +3742,12 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
 
 
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
-                     modern: bool, label: str) -> tuple[list[JSON], float, bool]:
-    """Every page of a list (at most MAX_PAGES), how long it may be cached (the smallest
-    ``ttlMs`` of its pages in the 2026-07-28 era, until list_changed in the legacy one), and
-    whether it is private to the credential (unless every page says cacheScope public)."""
+                     modern: bool, label: str) -> tuple[list[JSON], float]:
+    """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
+    ``ttlMs`` of its pages in the 2026-07-28 era, until list_changed in the legacy one."""
     items: list[JSON] = []
     cursor: str | None = None
     ttl = None if modern else float("inf")
-    private = False
     for _ in range(MAX_PAGES):
         result = await request(method, {"cursor": cursor} if cursor is not None else None)
         page_items = result.get(key, [])
@@ -3761,14 +3759,13 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
             ms = result.get("ttlMs")
             page_ttl = ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0
             ttl = page_ttl if ttl is None else min(ttl, page_ttl)
-        private = private or result.get("cacheScope") != "public"
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
             break
     else:
         log.warning("%s: %s still had more pages after %d; keeping the %d items fetched",
                     label, method, MAX_PAGES, len(items))
-    return items, ttl or 0.0, private
+    return items, ttl or 0.0
 
 
 class _ListCache:
@@ -3796,11 +3793,12 @@ class _ListCache:
 class _ListStore:
     """The persistent list cache (lists.json): each server's last tools/list, for typing the
     arguments of ``call`` and for shell completion (``tools``, ``ask``, ``check`` list afresh).
-    Fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy); a private entry only for
-    its credential, never across tokens (digest §caching). Keyed by a hash (no secret reaches
-    the file) of the URL and headers, or of the command line, folder, environment and the
-    modification times of the program (found on PATH) and of its first argument that is a
-    file (the script of ``python3 server.py``): a new binary or an edited script is new."""
+    Fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy), and only for the OAuth
+    token it was listed with: ``cacheScope: private`` lists are never shared across tokens
+    (digest §caching), and public ones are not either, which is simpler. Keyed by a hash (no
+    secret reaches the file) of the URL and headers, or of the command line, folder,
+    environment and the modification times of the program (found on PATH) and of its first
+    argument that is a file (the script of ``python3 server.py``): an edit makes a new key."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
         self.auth, self.file = auth, _CacheFile("lists.json")
@@ -3826,14 +3824,14 @@ class _ListStore:
         until = entry.get("stored" if stale_ok else "until")
         if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
                 time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0) or \
-                entry.get("credential") not in (None, self._credential()):
+                entry.get("credential") != self._credential():
             return None
         return entry["items"]
 
-    def put(self, method: str, items: list[JSON], ttl: float, private: bool) -> None:
+    def put(self, method: str, items: list[JSON], ttl: float) -> None:
         now = time.time()
         self.file.put(f"{self.key} {method}", {"stored": now, "until": now + ttl, "items": items,
-                                                "credential": self._credential() if private else None},
+                                                "credential": self._credential()},
                       keep=lambda e: isinstance(_object(e).get("stored"), (int, float))
                       and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
 
@@ -3988,7 +3986,7 @@ class Client:
     def _on_notification(self, method: str, params: JSON) -> None:
         self._lists.drop(*LIST_CHANGED.get(method, ()))
         if method == "notifications/tools/list_changed" and self._store:   # stale at once
-            self._store.put("tools/list", [], 0.0, False)
+            self._store.put("tools/list", [], 0.0)
         if method == "notifications/message":
             if self.on_log:
                 _call_quietly(self.on_log, params)
@@ -4129,10 +4127,10 @@ class Client:
             self.from_cache.add(method)
             return cached
         modern = self.era == MODERN_VERSION
-        items, ttl, private = await _all_pages(self._request, method, key, modern, self.name)
+        items, ttl = await _all_pages(self._request, method, key, modern, self.name)
         self._lists.put(method, items, ttl)
         if store:
-            store.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE), private)
+            store.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
         return items
 
     async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
@@ -6189,14 +6187,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _cli() -> None:
-    """The ``mcpmini`` command and ``python3 -m mcpmini``: main(), then exit at once. Nothing
-    is left to clean up by then (servers stopped, output flushed below), and the interpreter's
-    teardown of asyncio and the rest would add ~20 ms to every run."""
+    """``mcpmini`` and ``python3 -m mcpmini``: main(), then exit at once, skipping the
+    interpreter's teardown of asyncio and the rest (~20 ms): nothing is left to clean up."""
     code = main()
     with contextlib.suppress(OSError, ValueError):
-        sys.stdout.flush()
-        sys.stderr.flush()
-    _kill_live_groups()   # what atexit would do (normally nothing is left)
+        sys.stdout.flush(), sys.stderr.flush()
+    _kill_live_groups()   # what atexit would do (normally there is nothing left)
     os._exit(code)
 
 

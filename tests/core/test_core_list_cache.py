@@ -1,7 +1,7 @@
 """The persistent list cache (issue 16, item 3): ``list_tools(cached=True)`` serves the last
 tools/list of an unchanged server from $XDG_CACHE_HOME/mcpmini/lists.json while it is fresh
-(ttlMs in 2026-07-28, LIST_CACHE_MAX_AGE for legacy servers); private entries only for their
-credential; shell completion reads names through ``_cached_tool_names``."""
+(ttlMs in 2026-07-28, LIST_CACHE_MAX_AGE for legacy servers), only for the token it was
+listed with; shell completion reads names through ``_cached_tool_names``."""
 from __future__ import annotations
 
 import json
@@ -102,7 +102,7 @@ def test_list_changed_makes_the_stored_list_stale(fake):
     assert source == set() and _lists_sent(f) == 1
 
 
-def test_private_entries_are_only_served_for_their_credential(tmp_path):
+def test_stored_lists_are_only_served_for_the_token_they_were_listed_with(tmp_path):
     class Token:   # stands in for the OAuth handler: only token_id() is used
         def __init__(self, value: str) -> None:
             self.value = value
@@ -112,17 +112,15 @@ def test_private_entries_are_only_served_for_their_credential(tmp_path):
 
     server = mcpmini.ServerConfig(name="remote", url="https://mcp.example/mcp")
     tools = [{"name": "t", "inputSchema": {}}]
-    mcpmini._ListStore(server, Token("alice")).put("tools/list", tools, 60.0, private=True)
+    mcpmini._ListStore(server, Token("alice")).put("tools/list", tools, 60.0)
     assert mcpmini._ListStore(server, Token("alice")).get("tools/list") == tools
     assert mcpmini._ListStore(server, Token("bob")).get("tools/list") is None
     assert mcpmini._ListStore(server, None).get("tools/list") is None
-    mcpmini._ListStore(server, Token("alice")).put("tools/list", tools, 60.0, private=False)
-    assert mcpmini._ListStore(server, Token("bob")).get("tools/list") == tools
     other = mcpmini.ServerConfig(name="remote", url="https://mcp.example/mcp",
                                  headers={"X-Tenant": "two"})
     assert mcpmini._ListStore(other, Token("alice")).get("tools/list") is None
     stored = (tmp_path / "xdg-cache" / "mcpmini" / "lists.json").read_text()
-    assert "alice" not in stored and "two" not in stored   # keys and credentials are hashes
+    assert "two" not in stored and "mcp.example" not in stored   # the key is a hash
 
 
 def test_cached_tool_names_for_completion(fake, monkeypatch):
@@ -143,3 +141,15 @@ def test_an_unreadable_cache_file_is_no_cache(fake, tmp_path):
     names, source = _list(f.client(), cached=True)
     assert "echo" in names and source == set()
     assert any(key.endswith(" tools/list") for key in json.loads(path.read_text()))
+
+
+def test_the_credential_is_a_hash_of_the_stored_token():
+    store = mcpmini._TokenStore()              # in memory
+    auth = mcpmini._OAuth("https://mcp.example/mcp", store=store)
+    assert auth.token_id() == ""               # not logged in
+    data = store.peek()
+    data["servers"][auth.server_url] = {"issuer": "https://as.example", "resource": auth.server_url}
+    data["tokens"][f"https://as.example {auth.server_url}"] = {"access_token": "secret-token-1"}
+    first = auth.token_id()
+    data["tokens"][f"https://as.example {auth.server_url}"]["access_token"] = "secret-token-2"
+    assert first and auth.token_id() != first and "secret" not in first
