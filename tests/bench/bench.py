@@ -378,7 +378,7 @@ def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set
     # mcpmini's era and list caches (what a second run on a known server finds).
     say("warming up")
     for argv in ([*mini, "oneshot", "auto", "0", *server], [*sdk, "oneshot", "auto", "0", *server],
-                 [*floor, "oneshot", "modern", "0", *server], [*cli, *call],
+                 [*floor, "oneshot", "modern", "0", *server], [*cli, "--protocol", "2026-07-28", *call],
                  [*cli, "--protocol", "legacy", *call]):
         result = runner.once(argv)
         if "error" in result:
@@ -399,17 +399,19 @@ def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set
             counts[k] = int(out) if out.isdigit() else None
         rows[-1]["modules"] = rows[-2]["modules"] = counts
 
-    # One-shot: spawn the server, (handshake,) list, call, exit. The floor and the SDK always
-    # list; `call` skips the list when its persistent cache holds a fresh one (legacy here:
-    # the TS server's 2026-07-28 lists say ttlMs 0).
-    for era, label, flags in (("auto", "2026-07-28", []), ("legacy", "legacy", ["--protocol", "legacy"])):
+    # One-shot: spawn the server, handshake, list, call, exit, each era pinned (an auto run
+    # would take the era a pinned run remembered). The floor and the SDK always list; `call`
+    # skips the list when its persistent cache holds a fresh one (legacy here: the TS server's
+    # 2026-07-28 lists say ttlMs 0).
+    for era, label in (("modern", "2026-07-28"), ("legacy", "legacy")):
         if not want("oneshot"):
             break
         say(f"one-shot, {label}")
+        flags = ["--protocol", "2026-07-28" if era == "modern" else "legacy"]
         samples = runner.alternate({
             "cli": [*cli, *flags, *call], "script": [*script, *flags, *call],
             "mcpmini": [*mini, "oneshot", era, "0", *server], "sdk": [*sdk, "oneshot", era, "0", *server],
-            "floor": [*floor, "oneshot", "legacy" if flags else "modern", "0", *server]}, runs + 2)
+            "floor": [*floor, "oneshot", era, "0", *server]}, runs + 2)
         others = {k: samples[k] for k in ("sdk", "floor")}
         rows.append(row(f"oneshot-cli-{era}", f"one-shot, {label}: `python3 -m mcpmini call`", "s", "lower",
                         {"mcpmini": samples["cli"], **others}, "wall",
@@ -521,7 +523,7 @@ def targets(rows: list[dict]) -> list[dict]:
             add(f"{rid}: ≤ {limit:g}× the floor{what}", f"{over:.2f}× (best runs {1 / r['vs_floor_best']:.2f}×)",
                 over <= limit)
 
-    for era in ("auto", "legacy"):   # 1. one-shot (decisions #20: 1.2× with bytecode cached)
+    for era in ("modern", "legacy"):   # 1. one-shot (decisions #20: 1.2× with bytecode cached)
         over_floor(f"oneshot-cli-{era}", 1.2, " (issue: 1.15×)")
         over_floor(f"oneshot-script-{era}", 1.3, "")
         r = by.get(f"oneshot-cli-{era}")
