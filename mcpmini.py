@@ -442,10 +442,9 @@ class _CacheFile:
     def load(self) -> JSON:
         try:
             with open(self.path, "rb") as f:
-                data = _loads(f.read())
+                return _object(_loads(f.read()))
         except (OSError, ValueError, RecursionError):
             return {}
-        return data if isinstance(data, dict) else {}
 
     def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda value: True) -> None:
         """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds."""
@@ -3793,17 +3792,18 @@ class _ListCache:
 class _ListStore:
     """The persistent list cache (lists.json): each server's last tools/list, for typing the
     arguments of ``call`` and for shell completion (``tools``, ``ask``, ``check`` list afresh).
-    Fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy), and only for the OAuth
-    token it was listed with: ``cacheScope: private`` lists are never shared across tokens
-    (digest §caching), and public ones are not either, which is simpler. Keyed by a hash (no
-    secret reaches the file) of the URL and headers, or of the command line, folder,
-    environment and the modification times of the program (found on PATH) and of its first
-    argument that is a file (the script of ``python3 server.py``): an edit makes a new key."""
+    Fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no
+    secret reaches the file) of the OAuth token in use, so that no list is shared across
+    tokens (digest §caching: ``cacheScope: private``; public ones are not either, simpler),
+    and of the URL and headers, or of the command line, folder, environment and the
+    modification times of the program (found on PATH) and of its first argument that is a
+    file (the script of ``python3 server.py``): an edited server has a new key."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
-        self.auth, self.file = auth, _CacheFile("lists.json")
+        self.file = _CacheFile("lists.json")
         if server.url:
-            what: list[Any] = [server.url, server.transport, sorted(server.headers.items())]
+            what: list[Any] = [server.url, server.transport, sorted(server.headers.items()),
+                               auth.token_id() if auth else ""]
         else:
             cwd = os.path.abspath(server.cwd or os.getcwd())
             argv = [server.command or "", *server.args]
@@ -3814,24 +3814,18 @@ class _ListStore:
                     [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
         self.key = hashlib.sha256(_dumps(what)).hexdigest()
 
-    def _credential(self) -> str:
-        """The OAuth token in use, hashed; "" without OAuth (headers and env are in the key)."""
-        return self.auth.token_id() if self.auth else ""
-
     def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
         """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
         entry = _object(self.file.load().get(f"{self.key} {method}"))
         until = entry.get("stored" if stale_ok else "until")
         if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
-                time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0) or \
-                entry.get("credential") != self._credential():
+                time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0):
             return None
         return entry["items"]
 
     def put(self, method: str, items: list[JSON], ttl: float) -> None:
         now = time.time()
-        self.file.put(f"{self.key} {method}", {"stored": now, "until": now + ttl, "items": items,
-                                                "credential": self._credential()},
+        self.file.put(f"{self.key} {method}", {"stored": now, "until": now + ttl, "items": items},
                       keep=lambda e: isinstance(_object(e).get("stored"), (int, float))
                       and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
 
