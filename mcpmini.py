@@ -1159,6 +1159,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         return self._exit.done()
 
     def _lose(self, why: str) -> None:
+        self._partial = bytearray()   # up to MAX_MESSAGE_SIZE, of no use now
         self._lose_with(ConnectionClosed(f"{self.label}: {why}; connection closed"))
         self._signal(signal.SIGTERM)  # the client's close() reaps it
 
