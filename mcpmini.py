@@ -3801,10 +3801,13 @@ class _ListStore:
     file (the script of ``python3 server.py``): an edited server has a new key."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
-        self.file = _CacheFile("lists.json")
+        self.server, self.auth, self.file = server, auth, _CacheFile("lists.json")
+
+    def _key(self, method: str) -> str:
+        server = self.server
         if server.url:
             what: list[Any] = [server.url, server.transport, sorted(server.headers.items()),
-                               auth.token_id() if auth else ""]
+                               self.auth.token_id() if self.auth else ""]
         else:
             cwd = os.path.abspath(server.cwd or os.getcwd())
             argv = [server.command or "", *server.args]
@@ -3813,11 +3816,11 @@ class _ListStore:
             script = next((p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)), "")
             what = [argv, cwd, sorted(server.env.items()), server.inherit_env,
                     [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
-        self.key = hashlib.sha256(_dumps(what)).hexdigest()
+        return f"{hashlib.sha256(_dumps(what)).hexdigest()} {method}"
 
     def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
         """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
-        entry = _object(self.file.load().get(f"{self.key} {method}"))
+        entry = _object(self.file.load().get(self._key(method)))
         until = entry.get("stored" if stale_ok else "until")
         if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
                 time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0):
@@ -3826,7 +3829,7 @@ class _ListStore:
 
     def put(self, method: str, items: list[JSON], ttl: float) -> None:
         now = time.time()
-        self.file.put(f"{self.key} {method}", {"stored": now, "until": now + ttl, "items": items},
+        self.file.put(self._key(method), {"stored": now, "until": now + ttl, "items": items},
                       keep=lambda e: isinstance(_object(e).get("stored"), (int, float))
                       and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
 
