@@ -5342,8 +5342,8 @@ class _LogHandler(logging.Handler):
 def _build_parser() -> Any:
     import argparse  # here, so that `import mcpmini` stays cheap
 
-    # The help width as shutil finds it: argparse would import shutil (and lzma, bz2: ~7 ms of
-    # every run) for it in each add_argument, whether or not any help is printed.
+    # The help width, found as shutil finds it: for it argparse would import shutil (and with
+    # it lzma and bz2: ~7 ms of every run) in the first add_argument, help printed or not.
     try:
         width = int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.__stdout__.fileno()).columns) - 2
     except (AttributeError, OSError, ValueError):
