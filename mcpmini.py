@@ -110,6 +110,8 @@ MAX_INPUT_ROUNDS = 8            # MRTR: input_required rounds for one request
 MAX_VERSION_RETRIES = 2         # -32022 retries with a version from data.supported
 MAX_SERVER_REQUESTS = 16        # server requests answered at once; beyond, reading pauses
 STDIN_BUFFER = 4 << 20          # what may wait for a server to read it before a write waits
+LIST_CACHE_MAX_AGE = 3600.0     # a legacy server's tool list in the persistent cache (no ttlMs)
+LIST_CACHE_KEEP = 7 * 86400.0   # stale stored lists serve shell completion until this age
 # Requests that may be sent again when a connection broke after the request may have reached
 # the server: repeating them changes nothing. Anything else (tools/call!) could run twice.
 SAFE_TO_REPEAT = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
@@ -452,9 +454,40 @@ def _write_json(path: str, data: Any) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1)
+    with os.fdopen(fd, "wb") as f:
+        f.write(_dumps(data))   # json.dump would take the slow pure-Python encoder
     os.replace(tmp, path)
+
+
+class _CacheFile:
+    """A JSON object in the user cache folder: eras.json (each server's era, so that a silent
+    legacy server costs the probe once; spec: clients MAY persist the era and re-probe) and
+    lists.json (_ListStore). Unreadable is empty: a cache can always be rebuilt."""
+
+    def __init__(self, name: str) -> None:
+        self.path = os.path.join(_user_dir("cache"), name)
+
+    def load(self) -> JSON:
+        try:
+            _check_private(self.path, "cache")   # it steers how servers are reached
+            with open(self.path, "rb") as f:
+                return _object(_loads(f.read()))
+        except (OSError, ValueError, RecursionError) as exc:   # ConfigError is a ValueError
+            log.debug("%s is not used: %s", self.path, exc)
+            return {}
+
+    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda value: True) -> None:
+        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds."""
+        data = self.load()
+        if data.get(key) == value:
+            return
+        data = {k: v for k, v in data.items() if k != key and keep(v)}
+        if value is not None:
+            data[key] = value
+        try:
+            _write_json(self.path, data)
+        except OSError as exc:
+            log.debug("cannot write %s: %s", self.path, exc)
 
 
 def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
@@ -617,16 +650,6 @@ class _Pending:
         self.deadline = now + timeout
         self.hard_deadline = now + max(timeout, PROGRESS_TIMEOUT_CAP)
 
-    def expire(self) -> None:
-        """Timer callback: time out, unless progress pushed the deadline back meanwhile."""
-        if self.future.done():
-            return
-        loop = self.future.get_loop()
-        if loop.time() < self.deadline:
-            loop.call_at(self.deadline, self.expire)
-        else:
-            self.future.set_exception(RequestTimeout(self.method, self.timeout))
-
 
 class _Garbled(ProtocolError):
     """A message that began as JSON-RPC but could not be read; ``rid`` is the id it seems to
@@ -705,6 +728,7 @@ class _Session:
         self.closed: ConnectionClosed | None = None
         self._next_id = 0
         self._pending: dict[int, _Pending] = {}
+        self._timer: asyncio.TimerHandle | None = None   # at the earliest deadline
         self._answering: set[asyncio.Task] = set()
 
     async def open(self) -> None:
@@ -730,7 +754,8 @@ class _Session:
             message["params"] = params
         loop = asyncio.get_running_loop()
         pending = self._pending[rid] = _Pending(loop, method, timeout, progress)
-        timer = loop.call_at(pending.deadline, pending.expire)
+        if self._timer is None or pending.deadline < self._timer.when():
+            self._wake(pending.deadline)
         try:
             await self._send(message, headers)
             reply = await pending.future
@@ -743,7 +768,6 @@ class _Session:
                 await self._cancel(rid, notice)
             raise
         finally:
-            timer.cancel()
             del self._pending[rid]
         if "error" in reply:
             raise RemoteError.from_wire(reply["error"])
@@ -751,6 +775,20 @@ class _Session:
         if not isinstance(result, dict):
             raise ProtocolError(f"{self.label}: {method}: the result is not an object: {result!r:.200}")
         return result
+
+    def _wake(self, when: float | None = None) -> None:
+        """One timer per session, not one per request, set for the earliest deadline. When it
+        rings it times out what is due (progress may have pushed deadlines back) and is set
+        again for the next deadline."""
+        loop = asyncio.get_running_loop()
+        if when is None:
+            for p in self._pending.values():
+                if not p.future.done() and loop.time() >= p.deadline:
+                    p.future.set_exception(RequestTimeout(p.method, p.timeout))
+            when = min((p.deadline for p in self._pending.values() if not p.future.done()), default=None)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None if when is None else loop.call_at(when, self._wake)
 
     async def _cancel(self, rid: int, notice: JSON | None) -> None:
         """Best effort and bounded; works from inside a cancellation handler."""
@@ -869,6 +907,8 @@ class _Session:
         """The connection ended: every waiter fails at once, with the cause."""
         if self.closed is None:
             self.closed = exc
+        if self._timer is not None:
+            self._timer.cancel()
         for pending in list(self._pending.values()):
             _settle(pending.future, None, self.closed)
 
@@ -942,19 +982,26 @@ def _server_env(extra: dict[str, str] | None, inherit: bool) -> dict[str, str]:
     return env
 
 
-class _StdioTransport(_Transport):
-    """A server process spoken to over its stdin/stdout, one JSON message per line."""
+class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
+    """A server process spoken to over its stdin/stdout, one JSON message per line. It is the
+    process's asyncio protocol too: replies are split out of stdout in the callback that gets
+    the bytes, with no reader task; on POSIX stdout is a pipe of our own, read directly, which
+    saves a loop turn per message (the subprocess transport hands data over by call_soon)."""
 
     def __init__(self, argv: list[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = False, label: str = "server") -> None:
         super().__init__(label)
         self.argv, self.env, self.cwd, self.inherit_env = argv, env, cwd, inherit_env
-        self.proc: asyncio.subprocess.Process | None = None
+        self.process: asyncio.SubprocessTransport | None = None
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self.skipped_lines = 0
-        self._tasks: list[asyncio.Task] = []
-        self._drain_lock = asyncio.Lock()
-        self._eof = asyncio.Event()
+        self._stdout: Any = None              # the read transport of stdout
+        self._partial = bytearray()           # a line that spans reads
+        self._held: list[bytes] | None = None  # stdout read while the session paused reading
+        self._err_rest = b""
+        self._exit = self._eof = self._err_eof = None   # futures: process exited, pipes ended
+        self._writable: asyncio.Future | None = None    # pending while stdin's pipe is full
+        self._ending: asyncio.Task | None = None
         self._closing = self._lost = False
         # What the server writes on stderr while it answers the era probe (an SDK that does not
         # know server/discover may log pages of validation errors): its first line is shown,
@@ -964,78 +1011,126 @@ class _StdioTransport(_Transport):
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
         await super().open(deliver, fail, closed)
-        posix = os.name == "posix"
+        loop, posix = asyncio.get_running_loop(), os.name == "posix"
+        self._exit, self._eof, self._err_eof = (loop.create_future() for _ in range(3))
+        read_fd, write_fd = os.pipe() if posix else (-1, asyncio.subprocess.PIPE)
         try:
-            self.proc = await asyncio.create_subprocess_exec(  # never a shell
-                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            self.process, _ = await loop.subprocess_exec(  # never a shell
+                lambda: self, *self.argv, stdin=asyncio.subprocess.PIPE, stdout=write_fd,
                 stderr=asyncio.subprocess.PIPE, env=_server_env(self.env, self.inherit_env),
                 cwd=self.cwd, start_new_session=posix)
         except OSError as exc:
+            if posix:
+                os.close(read_fd)
             hint = "check the command and PATH" if isinstance(exc, FileNotFoundError) else "check the command"
             raise _NotSent(f"{self.label}: cannot start {shlex.join(self.argv)[:300]}: "
                                    f"{exc.strerror or exc} ({hint})") from exc
+        finally:
+            if posix:
+                os.close(write_fd)
+        # a flood of server requests must not stall its answers at the default 64 KiB
+        self.process.get_pipe_transport(0).set_write_buffer_limits(STDIN_BUFFER)
         if posix:
-            _guard_group(self.proc.pid)
-        self._tasks = [asyncio.ensure_future(self._read_stdout()),
-                       asyncio.ensure_future(self._read_stderr()),
-                       asyncio.ensure_future(self._watch_exit())]
+            _guard_group(self.process.get_pid())
+            self._stdout, _ = await loop.connect_read_pipe(lambda: self, open(read_fd, "rb", 0))
+        else:
+            self._stdout = self.process.get_pipe_transport(1)
 
     async def send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
-        proc = self.proc
-        if proc is None or proc.stdin is None or proc.stdin.is_closing():
+        stdin = self.process.get_pipe_transport(0) if self.process else None
+        if stdin is None or stdin.is_closing():
             raise _NotSent(f"{self.label}: not connected")
-        if self._eof.is_set():   # its output is closed: nothing written now could be answered
+        if self._eof.done():   # its output is closed: nothing written now could be answered
             raise _NotSent(str(self._closed_error("the server closed its output")))
         if message.get("method") == "server/discover" and self._probe_noise is None:
             self._probe_noise = [0]
         elif self._probe_noise and "method" in message:   # the probe was answered
             self._end_probe_noise()
-        try:
-            proc.stdin.write(_dumps(message) + b"\n")
-            # drain only when the pipe is backed up; one drainer at a time (3.10 asserts so)
-            if proc.stdin.transport.get_write_buffer_size() > STDIN_BUFFER:
-                async with self._drain_lock:
-                    await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError) as exc:
-            with contextlib.suppress(Exception):  # collect the error asyncio keeps for us
-                await proc.stdin.wait_closed()
-            raise _NotSent(str(self._closed_error("the server closed its input"))) from exc
+        stdin.write(_dumps(message) + b"\n")
+        if stdin.is_closing():   # the write failed: nothing of it reached the server
+            raise _NotSent(str(self._closed_error("the server closed its input")))
+        if self._writable and not self._writable.done():   # a full pipe: wait for the server
+            await asyncio.shield(self._writable)
 
-    async def _read_stdout(self) -> None:
-        """Split lines ourselves: readline() has a 64 KiB limit, byte reads are slow."""
-        assert self.proc and self.proc.stdout
-        stdout, parts, size = self.proc.stdout, [], 0
-        try:
-            while chunk := await stdout.read(READ_CHUNK):
-                start = 0
-                while (end := chunk.find(b"\n", start)) >= 0:
-                    if parts:
-                        parts.append(chunk[start:end])
-                        line, parts, size = b"".join(parts), [], 0
-                    else:
-                        line = chunk[start:end]
-                    start = end + 1
-                    if len(line) > MAX_MESSAGE_SIZE:
-                        return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
-                    if self._resumed is not None:
-                        await self._flowing()
-                    self._line(line)
-                if start < len(chunk):
-                    parts.append(chunk[start:] if start else chunk)
-                    size += len(chunk) - start
-                    if size > MAX_MESSAGE_SIZE:
-                        return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
-            if parts:
-                self._line(b"".join(parts))
-        except (ConnectionError, OSError) as exc:
-            log.debug("%s: stdout read failed: %s", self.label, exc)
-        finally:
-            self._eof.set()
-        await self._report_exit()
+    # The process's callbacks (asyncio.SubprocessProtocol) ---------------------------------
 
-    def _line(self, line: bytes) -> None:
-        line = line.strip()
-        if not line:
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        """Split stdout into lines here: no readline() limit, linear in the message size. A
+        line that spans reads grows one bytearray, dropped whole once delivered (pieces kept
+        apart would leave the allocator's heap fragmented: ~10 MB more RSS per 10 MB line)."""
+        if fd == 2:
+            return self._stderr(data)
+        if self._lost:
+            return
+        if self._held is not None:
+            self._held.append(data)
+            return
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            line: bytes | bytearray = data[start:end]
+            if self._partial:
+                self._partial += line
+                line, self._partial = self._partial, bytearray()
+            start = end + 1
+            if len(line) > MAX_MESSAGE_SIZE:
+                return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+            self._line(line)
+            if self._held is not None:   # the session paused reading: keep the rest
+                return self._held.append(data[start:])
+        self._partial += memoryview(data)[start:]
+        if len(self._partial) > MAX_MESSAGE_SIZE:
+            self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 0 and self._writable:   # a writer may wait on a full pipe
+            _settle(self._writable, None, self._closed_error("the server closed its input"))
+            self._writable.exception()   # retrieved: not logged when nobody waits
+        elif fd == 1 and not self._eof.done():
+            if self._partial and not self._lost:
+                self._line(self._partial)
+            _settle(self._eof, None)
+            self._end(self._exit, 0.2)   # its exit status makes a better message
+        elif fd == 2:
+            if self._err_rest.strip():
+                self.stderr_tail.append(self._err_rest.decode("utf-8", "replace")[:2000])
+            _settle(self._err_eof, None)
+
+    def process_exited(self) -> None:
+        _settle(self._exit, None)
+        self._end(self._eof, EXIT_GRACE)   # a grandchild may hold stdout: the process counts
+
+    def pause_writing(self) -> None:
+        self._writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        _settle(self._writable, None)
+
+    # stdout's pipe (POSIX) as an asyncio.Protocol; connection_lost also ends the process
+    def data_received(self, data: bytes) -> None:
+        self.pipe_data_received(1, data)
+
+    def eof_received(self) -> None:   # connection_lost follows
+        pass
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.pipe_connection_lost(1, exc)
+
+    # Reading -------------------------------------------------------------------------------
+
+    def pause_reading(self) -> None:
+        if self._held is None:
+            self._held = []
+            self._stdout.pause_reading()
+
+    def resume_reading(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            self._stdout.resume_reading()
+            for data in held:   # in order, even if the session pauses again meanwhile
+                self.pipe_data_received(1, data)
+
+    def _line(self, line: bytes | bytearray) -> None:
+        if not line or line.isspace():   # (not strip(): a copy; JSON allows the whitespace)
             return
         try:
             message = _jsonrpc(line)
@@ -1049,27 +1144,21 @@ class _StdioTransport(_Transport):
             return
         self.deliver(message)
 
-    async def _read_stderr(self) -> None:
-        """Drain stderr continuously (a full pipe would block the server) and keep its tail."""
-        assert self.proc and self.proc.stderr
-        stderr, rest = self.proc.stderr, b""
-        server_log = logging.getLogger("mcpmini.server")
-        with contextlib.suppress(ConnectionError, OSError):
-            while chunk := await stderr.read(1 << 16):
-                lines = (rest + chunk).split(b"\n")
-                rest = lines.pop()[-8192:]
-                for raw in lines:
-                    text = raw.decode("utf-8", "replace").rstrip("\r")[:2000]
-                    if not text.strip():
-                        continue
-                    self.stderr_tail.append(text)
-                    if self._probe_noise:
-                        self._probe_noise[0] += 1
-                        if self._probe_noise[0] > 1:
-                            continue
-                    server_log.info("%s: %s", self.label, text)
-            if rest.strip():
-                self.stderr_tail.append(rest.decode("utf-8", "replace")[:2000])
+    def _stderr(self, data: bytes) -> None:
+        """Keep stderr's tail and log it; it is read as it comes, so a chatty server never
+        blocks on a full pipe."""
+        lines = (self._err_rest + data).split(b"\n")
+        self._err_rest = lines.pop()[-8192:]
+        for raw in lines:
+            text = raw.decode("utf-8", "replace").rstrip("\r")[:2000]
+            if not text.strip():
+                continue
+            self.stderr_tail.append(text)
+            if self._probe_noise:
+                self._probe_noise[0] += 1
+                if self._probe_noise[0] > 1:
+                    continue
+            logging.getLogger("mcpmini.server").info("%s: %s", self.label, text)
 
     def _end_probe_noise(self) -> None:
         if self._probe_noise and self._probe_noise[0] > 1:
@@ -1078,36 +1167,25 @@ class _StdioTransport(_Transport):
                 self.label, self._probe_noise[0] - 1)
         self._probe_noise = []   # done: never again on this connection
 
-    async def _watch_exit(self) -> None:
-        """Watch the process, not only the pipe: a grandchild may hold stdout open."""
-        await self._exited(None)
-        with contextlib.suppress(asyncio.TimeoutError):  # let the pipe deliver its last words
-            await asyncio.wait_for(self._eof.wait(), EXIT_GRACE)
-        await self._report_exit()
+    # The end -------------------------------------------------------------------------------
 
-    async def _exited(self, timeout: float | None) -> bool:
-        """Wait until the process itself has exited. (``Process.wait()`` also waits for the
-        pipes on 3.11+, which a grandchild may keep open.)"""
-        proc, loop = self.proc, asyncio.get_running_loop()
-        assert proc is not None
-        deadline = None if timeout is None else loop.time() + timeout
-        delay = 0.002
-        while proc.returncode is None:
-            if deadline is not None and loop.time() >= deadline:
-                return False
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.1)
-        return True
+    def _end(self, other: asyncio.Future, grace: float) -> None:
+        if self._ending is None and not self._closing:
+            self._ending = asyncio.ensure_future(self._report_exit(other, grace))
 
-    async def _report_exit(self) -> None:
-        if self._lost:
-            return
-        if self.proc:
-            await self._exited(0.2)  # its exit status makes a better message
-        await asyncio.sleep(0)  # let the stderr reader take the last lines
+    async def _report_exit(self, other: asyncio.Future, grace: float) -> None:
+        """Stdout ended or the process exited: give the other (and stderr's last lines) a
+        moment, then fail every waiter with the exit status and the tail of stderr."""
+        await asyncio.wait((other, self._err_eof), timeout=grace)
         self._lose_with(self._closed_error("the server closed its output"))
 
+    async def _exited(self, timeout: float) -> bool:
+        """Wait until the process itself has exited (its pipes may stay open in a grandchild)."""
+        await asyncio.wait((self._exit,), timeout=timeout)
+        return self._exit.done()
+
     def _lose(self, why: str) -> None:
+        self._partial = bytearray()   # up to MAX_MESSAGE_SIZE, of no use now
         self._lose_with(ConnectionClosed(f"{self.label}: {why}; connection closed"))
         self._signal(signal.SIGTERM)  # the client's close() reaps it
 
@@ -1117,7 +1195,7 @@ class _StdioTransport(_Transport):
             self.closed(exc)
 
     def _closed_error(self, why: str) -> ConnectionClosed:
-        code = self.proc.returncode if self.proc else None
+        code = self.process.get_returncode() if self.process else None
         if code is None:
             what = why
         elif code < 0 and os.name == "posix":
@@ -1131,57 +1209,53 @@ class _StdioTransport(_Transport):
     async def close(self, fast: bool = False) -> None:
         """Close stdin, wait, SIGTERM, wait, SIGKILL — to the whole process group, since
         wrappers like npx or uvx leave children behind. ``fast`` skips the polite wait."""
-        proc = self.proc
-        if proc is None or self._closing:
+        process = self.process
+        if process is None or self._closing:
             return
         self._closing = True
-        if proc.stdin and not proc.stdin.is_closing():
-            with contextlib.suppress(OSError):
-                proc.stdin.close()
+        stdin = process.get_pipe_transport(0)
+        if stdin is not None:
+            stdin.close()
         # Even in a hurry, give it a moment to read a cancellation written just before.
         await self._exited(0.1 if fast else SHUTDOWN_GRACE)
         for sig, grace in ((signal.SIGTERM, SHUTDOWN_GRACE), (getattr(signal, "SIGKILL", None), 5.0)):
-            if sig is None or not self._signal(sig):
+            if sig is None or not self._signal(sig) or await self._gone_within(grace):
                 break
-            if not await self._gone_within(grace):
-                continue
-            break
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        _live_groups.discard(proc.pid)
-        transport = getattr(proc, "_transport", None)  # pipes a grandchild holds stay open otherwise
-        if transport is not None:
-            transport.close()
+        if self._ending is not None:
+            self._ending.cancel()
+            await asyncio.gather(self._ending, return_exceptions=True)
+        _live_groups.discard(process.get_pid())
+        process.close()   # pipes a grandchild holds stay open otherwise
+        if self._stdout is not None:
+            self._stdout.close()
 
     def _signal(self, sig: int) -> bool:
         """Signal the process group; False when nothing is left to signal."""
-        proc = self.proc
-        if proc is None:
-            return False
+        process = self.process
+        assert process is not None
         if os.name == "posix":
             try:
-                os.killpg(proc.pid, sig)
+                os.killpg(process.get_pid(), sig)
                 return True
             except (ProcessLookupError, PermissionError):
                 return False
-        if proc.returncode is not None:
+        if process.get_returncode() is not None:
             return False
         with contextlib.suppress(ProcessLookupError):
-            proc.terminate() if sig == signal.SIGTERM else proc.kill()
+            process.terminate() if sig == signal.SIGTERM else process.kill()
         return True
 
     async def _gone_within(self, grace: float) -> bool:
-        proc = self.proc
-        assert proc is not None
         deadline = time.monotonic() + grace
         if not await self._exited(grace):
             return False
-        while os.name == "posix" and _group_alive(proc.pid):
+        while os.name == "posix" and self.process and _group_alive(self.process.get_pid()):
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(0.02)
         return True
+
+
 _live_groups: set[int] = set()  # process groups of running stdio servers
 _guarded: list[int] = []
 
@@ -2788,6 +2862,21 @@ class _OAuth:
 
     # For the transport ------------------------------------------------------------------
 
+    def _token_entry(self, data: JSON) -> tuple[str | None, JSON | None]:
+        index = data["servers"].get(self.server_url)
+        if not isinstance(index, dict):
+            return None, None
+        key = f"{index.get('issuer')} {index.get('resource')}"
+        token = data["tokens"].get(key)
+        return key, token if isinstance(token, dict) else None
+
+    def token_id(self) -> str:
+        """A hash of the stored access token ("" when none): what private cache entries are
+        keyed by, so that they are never shared across tokens."""
+        _, token = self._token_entry(self.store.peek())
+        access = (token or {}).get("access_token")
+        return hashlib.sha256(access.encode()).hexdigest() if isinstance(access, str) else ""
+
     async def headers(self, url: str) -> dict[str, str]:
         """``Authorization: Bearer`` for a request to ``url`` (only to the server's origin),
         refreshing first when the stored token is about to expire."""
@@ -3406,36 +3495,6 @@ def _default_open_browser(url: str) -> None:
 #     (the answer is remembered per server in the user cache folder, and tried first)
 
 
-class _EraCache:
-    """The era of each server, remembered across runs so a silent legacy server does not
-    cost the probe timeout every time (spec: clients MAY persist the era and re-probe)."""
-
-    def __init__(self) -> None:
-        self.path = os.path.join(_user_dir("cache"), "eras.json")
-
-    def _load(self) -> dict[str, str]:
-        try:
-            _check_private(self.path, "era cache")   # it steers how servers are reached
-            with open(self.path, encoding="utf-8") as f:
-                return {k: v for k, v in _object(json.load(f)).items() if isinstance(v, str)}
-        except (OSError, ValueError) as exc:   # ConfigError is a ValueError
-            log.debug("the era cache is not used: %s", exc)
-            return {}
-
-    def get(self, key: str) -> str | None:
-        return self._load().get(key)
-
-    def put(self, key: str, era: str | None) -> None:
-        data = self._load()
-        if data.get(key) == era:
-            return
-        data[key] = era
-        try:   # None forgets the key
-            _write_json(self.path, {k: v for k, v in data.items() if v is not None})
-        except OSError as exc:
-            log.debug("cannot write the era cache %s: %s", self.path, exc)
-
-
 def _supported(exc: RemoteError) -> list[str]:
     """The versions an error lists in ``data.supported`` (-32022 carries them)."""
     versions = _object(exc.data).get("supported")
@@ -3476,6 +3535,9 @@ class _Negotiation:
         self.client_info = client_info or CLIENT_INFO
         self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
         self.capabilities, self.timeout, self.label = capabilities, timeout, label
+        # the per-request ``_meta`` of the 2026-07-28 era, built once
+        self.meta = {META_VERSION: MODERN_VERSION, META_CAPABILITIES: capabilities,
+                     META_CLIENT_INFO: dict(self.client_info)}
         self.session: _Session | None = None
         self.opened = kind   # the kind of the current session
 
@@ -3486,11 +3548,6 @@ class _Negotiation:
             self.session = None
         self.session = await self.open_session(kind)
         self.opened = kind
-
-    def meta(self) -> JSON:
-        """The per-request ``_meta`` of the 2026-07-28 era."""
-        return {META_VERSION: MODERN_VERSION, META_CAPABILITIES: self.capabilities,
-                META_CLIENT_INFO: dict(self.client_info)}
 
     async def run(self) -> tuple[_Era, _Session]:
         kind = "sse" if self.cached == "sse" and self.kind == "http" else self.kind
@@ -3526,7 +3583,7 @@ class _Negotiation:
         session = self.session
         assert session is not None
         probe = asyncio.ensure_future(session.request(
-            "server/discover", {"_meta": self.meta()}, timeout=self.timeout, cancellable=False))
+            "server/discover", {"_meta": self.meta}, timeout=self.timeout, cancellable=False))
         init: asyncio.Future | None = None
         try:
             done, _ = await asyncio.wait((probe,), timeout=PROBE_TIMEOUT if self.kind == "stdio" else None)
@@ -3642,7 +3699,7 @@ class _Negotiation:
         assert self.session is not None
         for attempt in range(MAX_VERSION_RETRIES + 1):
             try:
-                result = await self.session.request("server/discover", {"_meta": self.meta()},
+                result = await self.session.request("server/discover", {"_meta": self.meta},
                                                     timeout=self.timeout)
             except RemoteError as exc:
                 if exc.code == UNSUPPORTED_VERSION and attempt < MAX_VERSION_RETRIES:
@@ -3867,6 +3924,61 @@ class _ListCache:
             self.entries.pop(method, None)
 
 
+class _ListStore:
+    """The persistent list cache (lists.json): each server's last tools/list, for typing the
+    arguments of ``call`` and for shell completion (``tools``, ``ask``, ``check`` list afresh).
+    Fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no
+    secret reaches the file) of the OAuth token in use, so that no list is shared across
+    tokens (digest §caching: ``cacheScope: private``; public ones are not either, simpler),
+    and of the URL and headers, or of the command line, folder, environment and the
+    modification times of the program (found on PATH) and of its first argument that is a
+    file (the script of ``python3 server.py``): an edited server has a new key."""
+
+    def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
+        self.server, self.auth, self.file = server, auth, _CacheFile("lists.json")
+
+    def _key(self, method: str) -> str:
+        server = self.server
+        if server.url:
+            what: list[Any] = [server.url, server.transport, sorted(server.headers.items()),
+                               self.auth.token_id() if self.auth else ""]
+        else:
+            cwd = os.path.abspath(server.cwd or os.getcwd())
+            argv = [server.command or "", *server.args]
+            folders = [cwd] if os.sep in argv[0] else (server.env.get("PATH") or os.environ.get("PATH", "")).split(os.pathsep)
+            program = next((p for p in (os.path.join(d, argv[0]) for d in folders) if os.path.isfile(p)), "")
+            script = next((p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)), "")
+            what = [argv, cwd, sorted(server.env.items()), server.inherit_env,
+                    [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
+        return f"{hashlib.sha256(_dumps(what)).hexdigest()} {method}"
+
+    def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
+        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
+        entry = _object(self.file.load().get(self._key(method)))
+        until = entry.get("stored" if stale_ok else "until")
+        if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
+                time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0):
+            return None
+        return entry["items"]
+
+    def put(self, method: str, items: list[JSON], ttl: float) -> None:
+        now = time.time()
+        self.file.put(self._key(method), {"stored": now, "until": now + ttl, "items": items},
+                      keep=lambda e: isinstance(_object(e).get("stored"), (int, float))
+                      and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
+
+
+def _cached_tool_names(server: ServerConfig) -> list[str]:
+    """The tool names in the persistent list cache for ``server`` (shell completion: it never
+    starts a server); [] when there are none, or they are older than LIST_CACHE_KEEP."""
+    try:
+        config = server.expanded()
+        tools = _ListStore(config, _auth_for(config, None)).get("tools/list", stale_ok=True)
+    except (MCPError, ValueError):
+        return []
+    return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+
+
 class Client:
     """A connection to one MCP server, as an async context manager.
 
@@ -3875,7 +3987,8 @@ class Client:
     ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
     request and the connection itself. Callbacks: ``on_progress(params)``, ``on_log(params)``,
     ``on_elicit(params) -> ElicitResult`` (sync or async); ``accept_defaults`` answers form
-    elicitations from the schema's defaults. ``reconnect`` reconnects once and retries once
+    elicitations from the schema's defaults. ``list_cache`` False: the persistent list cache
+    (see _ListStore) is neither read nor written. ``reconnect`` reconnects once and retries once
     when the connection is lost during a call (never after a timeout or a cancellation).
     ``on_request(method, params)`` (sync or async) answers what the server asks of the client
     (legacy requests, 2026-07-28 input requests), raising RemoteError to refuse — by default:
@@ -3887,7 +4000,8 @@ class Client:
     and a needed login is an AuthError naming ``mcpmini login`` (no browser is ever opened
     unless ``interactive`` is set). A static Authorization header turns OAuth off.
     After ``connect``: ``era``, ``era_reason``, ``protocol_version``, ``server_info``,
-    ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or "sse").
+    ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or "sse"); and
+    ``from_cache``, the list methods whose last answer came from the persistent cache.
     """
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
@@ -3898,7 +4012,7 @@ class Client:
                  on_log: Callable[[JSON], Any] | None = None,
                  on_elicit: Callable[[JSON], Any] | None = None,
                  accept_defaults: bool = False, reconnect: bool = False,
-                 name: str | None = None, era_cache: bool = True,
+                 name: str | None = None, era_cache: bool = True, list_cache: bool = True,
                  trace: Callable[[str, str, Any], None] | None = None, auth: Any = None,
                  on_request: Callable[[str, JSON], Any] | None = None,
                  on_notification: Callable[[str, JSON], Any] | None = None,
@@ -3912,7 +4026,9 @@ class Client:
         self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
         self.accept_defaults, self.reconnect = accept_defaults, reconnect
         self.auth = _auth_for(self.server, auth)
-        self._era_cache = _EraCache() if era_cache else None
+        self._era_cache = _CacheFile("eras.json") if era_cache else None
+        self._store = _ListStore(self.server, self.auth) if list_cache else None
+        self.from_cache: set[str] = set()
         self._trace = trace
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
@@ -3986,7 +4102,8 @@ class Client:
         await self.close(fast=True)
         self._lists.drop()
         key = self.key
-        cached = self._era_cache.get(key) if self._era_cache else None
+        cached = self._era_cache.load().get(key) if self._era_cache else None
+        cached = cached if isinstance(cached, str) else None
         self._negotiation = _Negotiation(
             self._open_session, kind=self.server.transport, protocol=self.protocol, cached=cached,
             capabilities=self._capabilities(), timeout=self.timeout, label=self.name,
@@ -4016,6 +4133,8 @@ class Client:
 
     def _on_notification(self, method: str, params: JSON) -> None:
         self._lists.drop(*LIST_CHANGED.get(method, ()))
+        if method == "notifications/tools/list_changed" and self._store:   # stale at once
+            self._store.put("tools/list", [], 0.0)
         if self.on_notification:
             _call_quietly(self.on_notification, method, params)
         if method == "notifications/message":
@@ -4067,7 +4186,7 @@ class Client:
             call_params, headers = params, None
             if self.era == MODERN_VERSION:
                 call_params = dict(params or {})
-                call_params["_meta"] = {**self._negotiation.meta(), **_object(call_params.get("_meta"))}
+                call_params["_meta"] = {**self._negotiation.meta, **_object(call_params.get("_meta"))}
                 if method == "tools/call" and self.transport == "http" and params:
                     headers = _param_headers(self._schemas.get(params.get("name")), params.get("arguments"))
             try:
@@ -4106,9 +4225,12 @@ class Client:
         if method == "tools/list" and isinstance(result.get("tools"), list):
             if self.era == MODERN_VERSION and self.transport == "http":   # spec MUST
                 result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._dropped)}
-            self._schemas.update({t["name"]: t.get("inputSchema") or {} for t in result["tools"]
-                                  if isinstance(t, dict) and isinstance(t.get("name"), str)})
+            self._keep_schemas(result["tools"])
         return result
+
+    def _keep_schemas(self, tools: list[Any]) -> None:
+        self._schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools
+                              if isinstance(t, dict) and isinstance(t.get("name"), str)})
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
         """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with
@@ -4171,19 +4293,31 @@ class Client:
             raise ProtocolError(f"the server asked for {method!r} input, which cannot be given: "
                                 f"{exc.message}") from None
 
-    async def _list(self, method: str, key: str, refresh: bool) -> list[JSON]:
+    async def _list(self, method: str, key: str, refresh: bool, stored: bool = False) -> list[JSON]:
         capabilities = self._era.capabilities if self._era else None
         if capabilities is not None and method.partition("/")[0] not in capabilities:
             return []   # not offered: nothing to ask (as the Inspector shows it)
+        self.from_cache.discard(method)
         if not refresh and (cached := self._lists.get(method)) is not None:
             return cached
-        items, ttl = await _all_pages(self._request, method, key, self.era == MODERN_VERSION, self.name)
+        store = self._store if method == "tools/list" else None
+        if stored and store and (cached := store.get(method)) is not None:
+            self.from_cache.add(method)
+            return _usable(method, cached, self.name)
+        modern = self.era == MODERN_VERSION
+        items, ttl = await _all_pages(self._request, method, key, modern, self.name)
         self._lists.put(method, items, ttl)
+        if store:
+            store.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
         return items
 
-    async def list_tools(self, *, refresh: bool = False) -> list[JSON]:
-        """Every tool of every page, as the server sent them (cached; see ``refresh``)."""
-        return await self._list("tools/list", "tools", refresh)
+    async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
+        """Every tool of every page, as the server sent them (kept for the connection; see
+        ``refresh``). ``cached``: the persistent list cache's copy will do while it is fresh."""
+        tools = await self._list("tools/list", "tools", refresh, cached)
+        if "tools/list" in self.from_cache:   # _request did not see it
+            self._keep_schemas(tools)
+        return tools
 
     async def list_resources(self, *, refresh: bool = False) -> list[JSON]:
         """Every resource of every page."""
@@ -4221,7 +4355,6 @@ class Client:
         await self._session.notify(method, params)
 
 
-def _cached_tool_names(server: ServerConfig) -> list[str]: return []  # placeholder (list cache helper)
 
 
 def result_text(result: JSON) -> str:
@@ -6298,11 +6431,19 @@ def _build_parser() -> Any:
     option of a parser to whether it takes a value (for completion)."""
     import argparse  # here, so that `import mcpmini` stays cheap
 
+    # The help width, found as shutil finds it: for it argparse would import shutil (and with
+    # it lzma and bz2: ~7 ms of every run) in the first add_argument, help printed or not.
+    try:
+        width = int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.__stdout__.fileno()).columns) - 2
+    except (AttributeError, OSError, ValueError):
+        width = 78
+
     class Parser(argparse.ArgumentParser):
         options = property(lambda self: {o: a.nargs != 0 for a in self._actions for o in a.option_strings})
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+            super().__init__(*args, formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
+                prog, width=width), **kwargs)
 
         def error(self, message: str) -> Any:
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
@@ -6356,6 +6497,9 @@ def _add_globals(p: Any, shown: bool) -> None:
         dest="header" + after, help="an HTTP header for the server (repeatable)")
     add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
         help="an environment variable for the server process (repeatable)")
+    add("--refresh", action="store_true", default=False,
+        help="call: list the tools afresh, not from the cached list")
+    add("--no-cache", action="store_true", default=False, help="neither use nor update the cached tool lists")
     add("--accept-defaults", action="store_true", default=False,
         help="answer the server's form questions with their defaults")
     add("--json", action="store_true", default=False, help="print whole results (and errors) as JSON")
@@ -6565,7 +6709,7 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
                                       protocol=args.protocol or server.protocol or "auto"),
                   on_progress=progress, on_elicit=_elicitation(terminal, server) if terminal else None,
                   accept_defaults=args.accept_defaults, trace=trace if args.trace else None, auth=auth,
-                  **extra)
+                  list_cache=not args.no_cache, **extra)
 
 
 # Asking the user (elicitation, confirmation) -------------------------------------------------
@@ -6999,15 +7143,41 @@ def _describe(item: JSON, key: str) -> str:
 
 
 async def _cmd_call(args: Any, out: _Output) -> int:
+    stdin = _tool_arguments(["-"], {}) if args.arguments == ["-"] else None   # read once
+
     async def work(client: Client) -> int:
-        schema = {} if args.no_validate else _object(   # no schema: strings and key:=JSON, unchecked
-            (await _entries(client, "tool", args.tool))[1][args.tool].get("inputSchema"))
-        arguments = _tool_arguments(args.arguments, schema)
-        if problem := _argument_problem(arguments, schema, strict_keys=True,
-                                        json_hint=" (use key:=JSON for raw JSON)"):
-            raise _UsageError(f"{args.tool}: {problem}")
+        def typed(listed: list[JSON]) -> tuple[JSON, str | None]:
+            """The arguments typed from the tool's schema, and what is wrong with them."""
+            tools = {t["name"]: t for t in listed}
+            if args.tool not in tools:
+                hint = _did_you_mean(args.tool, list(tools)) or f"; it has: {', '.join(sorted(tools))[:300] or 'none'}"
+                return {}, f"{client.name} has no tool {args.tool!r}{hint}"
+            schema = _object(tools[args.tool].get("inputSchema"))
+            arguments = dict(stdin) if stdin is not None else _tool_arguments(args.arguments, schema)
+            problem = _argument_problem(arguments, schema, strict_keys=True,
+                                        json_hint=" (use key:=JSON for raw JSON)")
+            return arguments, problem and f"{args.tool}: {problem}"
+
+        if args.no_validate:   # no schema: strings and key:=JSON, unchecked; nothing listed
+            arguments, problem = dict(stdin) if stdin is not None else _tool_arguments(args.arguments, {}), None
+        else:
+            arguments, problem = typed(await client.list_tools(cached=not args.refresh))
+        if problem and "tools/list" in client.from_cache:   # the cached list may be out of date
+            arguments, problem = typed(await client.list_tools(refresh=True))
+        if problem:
+            raise _UsageError(problem)
         out.wait(f"waiting for {args.tool}")
-        result = await client.call_tool(args.tool, arguments)
+        try:
+            result = await client.call_tool(args.tool, arguments)
+        except RemoteError as exc:
+            if exc.code != INVALID_PARAMS or "tools/list" not in client.from_cache:
+                raise
+            # Typed from a cached schema and refused: a refused call did not run, so it is
+            # sent once more if the fresh schema types the arguments differently.
+            retyped, problem = typed(await client.list_tools(refresh=True))
+            if problem or retyped == arguments:
+                raise
+            result = await client.call_tool(args.tool, retyped)
         out.result(_json_text(result) if args.json else _visible(result_text(result)))
         if result.get("isError") is True:
             out.error(f"tool {args.tool} reported an error (isError: true)", "tool")
@@ -7602,5 +7772,17 @@ def main(argv: list[str] | None = None) -> int:
         log.removeHandler(out)
         log.setLevel(saved[0])
         log.propagate = saved[1]
+
+
+def _cli() -> None:
+    """``mcpmini`` and ``python3 -m mcpmini``: main(), then exit at once, skipping the
+    interpreter's teardown of asyncio and the rest (~20 ms): nothing is left to clean up."""
+    code = main()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush(), sys.stderr.flush()
+    _kill_live_groups()   # what atexit would do (normally there is nothing left)
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _cli()
