@@ -4900,46 +4900,38 @@ class SyncServers(_Blocking):
 
 # Tools for the model -------------------------------------------------------------------------
 
-# Schema keywords whose values are schemas: SCHEMA_ONE, SCHEMA_LIST and SCHEMA_MAP (with the
-# x-mcp-header checks above), plus "properties".
-def _plain_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain_copy(v) for k, v in value.items()}
-    return [_plain_copy(v) for v in value] if isinstance(value, list) else value
-
-
-def _subschema(schema: Any) -> Any:
-    """A deep copy of a (sub)schema; an array without ``items`` gets ``items: {}``, which
-    OpenAI requires ("array schema missing items")."""
-    if not isinstance(schema, dict):
-        return _plain_copy(schema)
-    out: JSON = {}
-    for key, value in schema.items():
-        if (key == "properties" or key in SCHEMA_MAP) and isinstance(value, dict):
-            out[key] = {k: _subschema(v) for k, v in value.items()}
-        elif key in SCHEMA_LIST and isinstance(value, list):
-            out[key] = [_subschema(v) for v in value]
-        elif key in SCHEMA_ONE:
-            out[key] = [_subschema(v) for v in value] if isinstance(value, list) else _subschema(value)
-        else:
-            out[key] = _plain_copy(value)
-    kind = out.get("type")
-    if (kind == "array" or isinstance(kind, list) and "array" in kind) and "items" not in out:
-        out["items"] = {}
-    return out
-
-
 def _parameters(schema: Any) -> JSON:
     """An MCP ``inputSchema`` as OpenAI-compatible ``parameters``: a deep copy (the server's
     own schema is never modified) with an object root, ``properties``, array ``items``, and
     no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
-    out = _subschema(schema if isinstance(schema, dict) else {})
+    import copy
+    out = copy.deepcopy(schema) if isinstance(schema, dict) else {}
+    _add_items(out)
     out.pop("$schema", None)
     out.pop("$id", None)
     out["type"] = "object"
     if not isinstance(out.get("properties"), dict):
         out["properties"] = {}
     return out
+
+
+def _add_items(schema: Any) -> None:
+    """Give every array (sub)schema without ``items`` an empty one, in place: OpenAI refuses
+    it otherwise ("array schema missing items")."""
+    if not isinstance(schema, dict):
+        return
+    for key, value in schema.items():
+        if (key == "properties" or key in SCHEMA_MAP) and isinstance(value, dict):
+            subs: Any = value.values()
+        elif key in SCHEMA_LIST and isinstance(value, list) or key in SCHEMA_ONE:
+            subs = value if isinstance(value, list) else [value]
+        else:
+            continue
+        for sub in subs:
+            _add_items(sub)
+    kind = schema.get("type")
+    if (kind == "array" or isinstance(kind, list) and "array" in kind) and "items" not in schema:
+        schema["items"] = {}
 
 
 def _function_tool(alias: str, tool: JSON) -> JSON:
@@ -4982,9 +4974,11 @@ def _new_call_id() -> str:
 
 
 class _Reply:
-    """One model reply, assembled from a JSON body or from stream chunks."""
+    """One model reply, assembled from a JSON body or from stream chunks; its answer text
+    goes to ``on_text`` as it comes."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_text: Callable[[str], Any] | None = None) -> None:
+        self.on_text = on_text
         self.text: list[str] = []
         self.refusal: list[str] = []
         self.finish_reason: str | None = None
@@ -4994,12 +4988,15 @@ class _Reply:
         self._where: dict[Any, int] = {}
         self._seen: set[str] = set()
 
+    printed = property(lambda self: bool(self.text) and self.on_text is not None)
+
     def add_delta(self, delta: JSON) -> str:
         """Fold one message or delta in; returns its answer text (never reasoning)."""
-        piece = delta.get("content")
-        piece = piece if isinstance(piece, str) else ""
+        piece = delta["content"] if isinstance(delta.get("content"), str) else ""
         if piece:
             self.text.append(piece)
+            if self.on_text:
+                self.on_text(piece)
         if isinstance(delta.get("refusal"), str):
             self.refusal.append(delta["refusal"])
         for key, value in delta.items():
@@ -5170,15 +5167,14 @@ class _ModelEndpoint:
         (``on_retry`` with ``fallback`` set reports those)."""
         attempt, stream = 0, self.stream
         while True:
-            printed: list[bool] = [False]
+            reply = _Reply(on_text)
             try:
-                return await asyncio.wait_for(
-                    self._once(self.body(messages, tools, stream), on_text, printed), self.timeout)
+                return await asyncio.wait_for(self._once(self.body(messages, tools, stream), reply), self.timeout)
             except asyncio.TimeoutError:
                 raise RequestTimeout(f"the model request to {self.shown}", self.timeout) from None
             except _ModelError as exc:
                 field = ""
-                if exc.status == 400 and not printed[0]:
+                if exc.status == 400 and not reply.printed:
                     if stream and self.stream_options and "stream_options" in str(exc):
                         field, self.stream_options = "stream_options", False   # an old server
                     elif (tools and self.tool_choice is not None
@@ -5187,7 +5183,7 @@ class _ModelEndpoint:
                 if field:
                     on_retry({"fallback": field, "reason": f"{str(exc)}; asking again without {field}"})
                     continue
-                if (exc.delay is None or printed[0] or attempt >= AGENT_RETRIES
+                if (exc.delay is None or reply.printed or attempt >= AGENT_RETRIES
                         or exc.status == 500 and attempt >= 1):   # llama.cpp's template errors are 500s
                     raise
                 delay, why = exc.delay, f"HTTP {exc.status}"
@@ -5196,15 +5192,14 @@ class _ModelEndpoint:
                 on_retry({"fallback": "stream", "reason": f"{exc}; asking again without streaming"})
                 continue
             except ConnectionClosed as exc:
-                if printed[0] or attempt >= AGENT_RETRIES:
+                if reply.printed or attempt >= AGENT_RETRIES:
                     raise
                 delay, why = _backoff(attempt), str(exc)
             attempt += 1
             on_retry({"attempt": attempt, "delay": round(delay, 3), "reason": why})
             await asyncio.sleep(delay)
 
-    async def _once(self, body: JSON, on_text: Callable[[str], Any] | None,
-                    printed: list[bool]) -> _Reply:
+    async def _once(self, body: JSON, reply: _Reply) -> _Reply:
         response = await _http_request("POST", self.url, headers=self.headers, body=_dumps(body),
                                        timeout=self.timeout)
         try:
@@ -5212,9 +5207,9 @@ class _ModelEndpoint:
                 raise self._status_error(response.status, response.headers, await response.read())
             kind = (response.headers.get("content-type") or "").lower()
             if body.get("stream") and "event-stream" in kind:
-                return await self._read_stream(response, on_text, printed)
+                return await self._read_stream(response, reply)
             # Not a stream (also when a server ignores "stream": true): one JSON body.
-            return self._read_body(await response.read(), on_text, printed)
+            return self._read_body(await response.read(), reply)
         finally:
             response.close()
 
@@ -5237,16 +5232,11 @@ class _ModelEndpoint:
             hint = "; pick a model whose chat template supports tools"
         exc = _ModelError(f"{where} answered HTTP {status}: {message}{hint}", status=status,
                           url=self.url, error_code=code)
-        should = (headers.get("x-should-retry") or "").lower()
-        retry = status in (408, 409, 429) or status >= 500
-        if should in ("true", "false"):
-            retry = should == "true"
-        if code == "insufficient_quota":
-            retry = False
-        if retry:
-            exc.delay = _retry_after(headers)
-            if exc.delay is None:
-                exc.delay = _backoff(0)
+        retry = {"true": True, "false": False}.get((headers.get("x-should-retry") or "").lower(),
+                                                  status in (408, 409, 429) or status >= 500)
+        if retry and code != "insufficient_quota":
+            delay = _retry_after(headers)
+            exc.delay = _backoff(0) if delay is None else delay
         return exc
 
     def _error_event(self, data: Any) -> _ModelError:
@@ -5254,8 +5244,7 @@ class _ModelEndpoint:
         return _ModelError(f"the model endpoint {self.shown} reported an error in its stream: {message}",
                            url=self.url, error_code=code)
 
-    def _read_body(self, raw: bytes, on_text: Callable[[str], Any] | None,
-                   printed: list[bool]) -> _Reply:
+    def _read_body(self, raw: bytes, reply: _Reply) -> _Reply:
         try:
             data = json.loads(raw)
         except ValueError:
@@ -5267,25 +5256,19 @@ class _ModelEndpoint:
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ProtocolError(f"the model endpoint {self.shown} answered without choices: "
                                 f"{_one_line(raw[:200].decode('utf-8', 'replace'))}")
-        reply = _Reply()
-        message = choices[0].get("message")
-        message = message if isinstance(message, dict) else {}
+        message = _object(choices[0].get("message"))
         # Position stands in for the index the non-streaming format does not have.
         calls = message.get("tool_calls")
         if isinstance(calls, list):
             message = {**message, "tool_calls": [
                 {**c, "index": i} for i, c in enumerate(calls) if isinstance(c, dict)]}
-        text = reply.add_delta(message)
+        reply.add_delta(message)
         reply.finish_reason = choices[0].get("finish_reason") or "stop"
         reply.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
-        if text and on_text:
-            printed[0] = True
-            on_text(text)
         return reply
 
-    async def _read_stream(self, response: Any, on_text: Callable[[str], Any] | None,
-                           printed: list[bool]) -> _Reply:
-        reply, events = _Reply(), 0
+    async def _read_stream(self, response: Any, reply: _Reply) -> _Reply:
+        events = 0
         async for kind, data, _id in response.events(_ChatSSEParser()):
             events += 1
             if kind not in (None, "", "message", "error"):   # e.g. "ping": not ours
@@ -5312,11 +5295,7 @@ class _ModelEndpoint:
             if not choices:
                 continue
             choice = next((c for c in choices if c.get("index", 0) == 0), choices[0])
-            delta = choice.get("delta")
-            piece = reply.add_delta(delta) if isinstance(delta, dict) else ""
-            if piece and on_text:
-                printed[0] = True
-                on_text(piece)
+            reply.add_delta(_object(choice.get("delta")))
             if choice.get("finish_reason"):
                 reply.finish_reason = choice["finish_reason"]
         if not events:
@@ -5449,7 +5428,7 @@ def _history_arguments(calls: list[JSON]) -> list[tuple[JSON | None, str | None]
     for call, (arguments, _) in zip(calls, parsed):
         if arguments is None:
             call["function"]["arguments"] = "{}"
-        elif not isinstance(_loads_or_none(call["function"]["arguments"]), dict):
+        elif not call["function"]["arguments"].lstrip().startswith("{"):   # parsed: so an object
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     return parsed
 
@@ -5467,14 +5446,9 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                              {"tools": [a for a, p in aliases.items() if p[0] == n]} for n in servers.names}
     transcript["tools"] = {alias: {"server": p[0], "tool": p[1]} for alias, p in aliases.items()}
 
-    instructions = [(n, text) for n, text in servers.instructions.items()
-                    if isinstance(text, str) and text.strip()]
-    messages: list[JSON] = []
-    prompt = _system_prompt(system, instructions)
-    if prompt:
-        messages.append({"role": "system", "content": prompt})
+    prompt = _system_prompt(system, [(n, text) for n, text in servers.instructions.items() if text.strip()])
+    messages = transcript["messages"] = [{"role": "system", "content": prompt}] if prompt else []
     messages.append({"role": "user", "content": question})
-    transcript["messages"] = messages
     totals: JSON = transcript["usage"]
 
     for step in range(1, max_steps + 1):
@@ -5529,13 +5503,6 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                 transcript["servers"][name]["failed"] = str(servers.failed[name])
         for call, (content, _) in zip(calls, results):   # exactly one per call, in call order
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-
-
-def _loads_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def _parse_arguments(text: str) -> tuple[JSON | None, str | None]:
