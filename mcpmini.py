@@ -4694,10 +4694,7 @@ class Servers:
                 n += 1
                 unique = f"{name}-{n}"
             self.names.append(unique)
-            if isinstance(client, Client):
-                self._all[unique] = client
-            else:
-                self.failed[unique] = client
+            (self._all if isinstance(client, Client) else self.failed)[unique] = client
 
     clients = property(lambda self: {n: c for n, c in self._all.items() if n not in self.failed})
     instructions = property(lambda self: {n: c.instructions for n, c in self.clients.items() if c.instructions})
@@ -4986,7 +4983,6 @@ class _Reply:
         self.extra: JSON = {}              # vendor fields of the message (echoed back)
         self.slots: list[JSON] = []        # tool calls by arrival
         self._where: dict[Any, int] = {}
-        self._seen: set[str] = set()
 
     printed = property(lambda self: bool(self.text) and self.on_text is not None)
 
@@ -5022,12 +5018,11 @@ class _Reply:
         where = call.get("index", "none")
         pos = self._where.get(where)
         if (pos is None or (tid and self.slots[pos]["id"] and tid != self.slots[pos]["id"])
-                or (where == "none" and tid and tid not in self._seen)):
+                or (where == "none" and tid and all(s["id"] != tid for s in self.slots))):
             self.slots.append({"id": "", "name": "", "args": "", "extra": {}})
             pos = self._where[where] = len(self.slots) - 1
         slot = self.slots[pos]
         slot["id"] = slot["id"] or tid
-        self._seen.add(tid)
         function = call.get("function") if isinstance(call.get("function"), dict) else {}
         if isinstance(function.get("name"), str) and function["name"]:
             slot["name"] = function["name"]                  # set, never appended
@@ -5088,8 +5083,7 @@ def _error_text(raw: bytes) -> tuple[str, Any]:
 
 
 def _is_error_body(data: Any) -> bool:
-    return isinstance(data, dict) and ("error" in data and data["error"] is not None
-                                       or data.get("object") == "error")
+    return isinstance(data, dict) and (data.get("error") is not None or data.get("object") == "error")
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -5169,7 +5163,8 @@ class _ModelEndpoint:
         while True:
             reply = _Reply(on_text)
             try:
-                return await asyncio.wait_for(self._once(self.body(messages, tools, stream), reply), self.timeout)
+                return await asyncio.wait_for(self._once(self.body(messages, tools, stream), reply),
+                                              self.timeout)
             except asyncio.TimeoutError:
                 raise RequestTimeout(f"the model request to {self.shown}", self.timeout) from None
             except _ModelError as exc:
@@ -5439,7 +5434,6 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                       on_text: Callable[[str], Any] | None,
                       on_event: Callable[[str, JSON], Any] | None, max_result_chars: int,
                       tool_choice: str) -> None:
-    usable = list(servers.clients)
     aliases, specs, tools = _offered_tools(servers)
     endpoint.tool_choice = _tool_choice(tool_choice, aliases)
     transcript["servers"] = {n: transcript["servers"].get(n) or
@@ -5462,8 +5456,7 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
 
         _emit(on_event, "request", step=step)
         reply = await endpoint.complete(messages, tools, on_text, on_retry)
-        record["seconds"] = round(time.monotonic() - began, 3)
-        record["finish_reason"] = reply.finish_reason
+        record.update(seconds=round(time.monotonic() - began, 3), finish_reason=reply.finish_reason)
         if reply.usage:
             record["usage"] = reply.usage
             for key, value in reply.usage.items():
@@ -5498,9 +5491,9 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
         record["tool_calls"] = [r for _, r in results]
         if endpoint.tool_choice not in (None, "none"):   # a forced call was made: free to answer
             endpoint.tool_choice = "auto"
-        for name in usable:
-            if name in servers.failed:
-                transcript["servers"][name]["failed"] = str(servers.failed[name])
+        for name, entry in transcript["servers"].items():   # lost during the run
+            if "tools" in entry and name in servers.failed:
+                entry["failed"] = str(servers.failed[name])
         for call, (content, _) in zip(calls, results):   # exactly one per call, in call order
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
 
@@ -5771,8 +5764,7 @@ class _Bridge:
 
     async def ask(self, method: str, params: JSON) -> JSON:
         """Send a request downstream and wait for its answer (bounded by the Client's timeout)."""
-        self.next_id += 1
-        rid = self.next_id   # (another question may be asked meanwhile)
+        rid = self.next_id = self.next_id + 1   # (another question may be asked meanwhile)
         future = self.asked[rid] = asyncio.get_running_loop().create_future()
         try:
             await self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
@@ -5785,12 +5777,11 @@ class _Bridge:
             raise RemoteError.from_wire(reply["error"])
         return _object(reply.get("result"))
 
-    async def _with_inputs(self, call: Awaitable[JSON], method: str, inbox: asyncio.Queue | None = None,
-                           running: asyncio.Future | None = None) -> JSON:
-        """A modern client's call to a legacy server: its result, or, when the server asks
-        for something meanwhile, an input_required result whose requestState parks the call."""
-        inbox = inbox or asyncio.Queue()
-        running = running or asyncio.ensure_future(call)
+    async def _with_inputs(self, call: Awaitable[JSON], method: str,
+                           inbox: asyncio.Queue | None = None) -> JSON:
+        """A modern client's call to a legacy server (or a parked one): its result, or, when the
+        server asks for something meanwhile, an input_required result whose requestState parks it."""
+        inbox, running = inbox or asyncio.Queue(), asyncio.ensure_future(call)
         self.calls.append(inbox)
         question = asyncio.ensure_future(inbox.get())
         try:
@@ -5816,13 +5807,13 @@ class _Bridge:
         server's question that no answer will come."""
         if parked := self.parked.pop(state, None):
             _settle(parked[2], {"action": "cancel"})
-            parked[0].cancelled() or parked[0].exception()   # retrieved: not logged as unhandled
+            _consume(parked[0])
 
     async def _resume(self, state: str, params: JSON) -> JSON:
         running, inbox, answer, method = self.parked.pop(state)
         response = _object(params.get("inputResponses")).get("input")
         _settle(answer, response if isinstance(response, dict) else {"action": "decline"})
-        return await self._with_inputs(running, method, inbox, running)
+        return await self._with_inputs(running, method, inbox)
 
 
 def _parsed(data: bytes) -> Any:
@@ -5901,10 +5892,9 @@ class _HTTPDownstream:
     request asks for progress or may meet a server request on the way; what the bridge sends
     meanwhile goes to that stream (by progress token, else the newest stream)."""
 
-    def __init__(self, bridge_of: Callable[[Callable[[JSON], Awaitable[None]]], _Bridge], host: str,
-                 token: str | None) -> None:
-        self.bridge = bridge_of(self.send)
-        self.token, self.session, self.host = token, "", host
+    def __init__(self, connect: Callable[..., Client], token: str | None) -> None:
+        self.bridge = _Bridge(connect, self.send)
+        self.token, self.session = token, ""
         self.hosts: set[str] = set()    # what the Host header may say, once the port is known
         self.streams: list[tuple[Any, asyncio.Queue]] = []   # (progress token, events) open now
 
@@ -6027,7 +6017,7 @@ def _http_reply(status: int, body: bytes | None, headers: dict[str, str] | None 
 async def _bridge_http(connect: Callable[..., Client], host: str, port: int, token: str | None,
                        announce: Callable[[str], None], *, eager: bool = False) -> None:
     """Serve ``bridge --listen`` until cancelled."""
-    downstream = _HTTPDownstream(lambda send: _Bridge(connect, send), host, token)
+    downstream = _HTTPDownstream(connect, token)
     server = await asyncio.start_server(downstream.serve, host, port, limit=MAX_BRIDGE_BODY + (64 << 10))
     bound = server.sockets[0].getsockname()[1]
     downstream.hosts = {f"{name}:{bound}" for name in (host, "localhost", "127.0.0.1", "[::1]")}
