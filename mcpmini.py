@@ -5023,7 +5023,7 @@ class _Reply:
             pos = self._where[where] = len(self.slots) - 1
         slot = self.slots[pos]
         slot["id"] = slot["id"] or tid
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = _object(call.get("function"))
         if isinstance(function.get("name"), str) and function["name"]:
             slot["name"] = function["name"]                  # set, never appended
         args = function.get("arguments")
