@@ -5423,7 +5423,7 @@ def _history_arguments(calls: list[JSON]) -> list[tuple[JSON | None, str | None]
     for call, (arguments, _) in zip(calls, parsed):
         if arguments is None:
             call["function"]["arguments"] = "{}"
-        elif not call["function"]["arguments"].lstrip().startswith("{"):   # parsed: so an object
+        elif not call["function"]["arguments"].lstrip().startswith("{"):   # it parsed: "{" means an object
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     return parsed
 
