@@ -5038,12 +5038,11 @@ class _Reply:
     def tool_calls(self) -> list[JSON]:
         """The calls as history wants them: nameless ones dropped, every id present and
         unique, arguments a JSON string ("{}" when empty)."""
-        calls, ids = [], set()
+        calls: list[JSON] = []
         for slot in self.slots:
             if not slot["name"]:
                 continue
-            cid = slot["id"] if slot["id"] and slot["id"] not in ids else _new_call_id()
-            ids.add(cid)
+            cid = slot["id"] if slot["id"] and all(c["id"] != slot["id"] for c in calls) else _new_call_id()
             calls.append({"id": cid, "type": "function", **slot["extra"],
                           "function": {"name": slot["name"], "arguments": slot["args"] or "{}"}})
         return calls
