@@ -4862,10 +4862,7 @@ class Servers:
                 n += 1
                 unique = f"{name}-{n}"
             self.names.append(unique)
-            if isinstance(client, Client):
-                self._all[unique] = client
-            else:
-                self.failed[unique] = client
+            (self._all if isinstance(client, Client) else self.failed)[unique] = client
 
     clients = property(lambda self: {n: c for n, c in self._all.items() if n not in self.failed})
     instructions = property(lambda self: {n: c.instructions for n, c in self.clients.items() if c.instructions})
@@ -5068,46 +5065,38 @@ class SyncServers(_Blocking):
 
 # Tools for the model -------------------------------------------------------------------------
 
-# Schema keywords whose values are schemas: SCHEMA_ONE, SCHEMA_LIST and SCHEMA_MAP (with the
-# x-mcp-header checks above), plus "properties".
-def _plain_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain_copy(v) for k, v in value.items()}
-    return [_plain_copy(v) for v in value] if isinstance(value, list) else value
-
-
-def _subschema(schema: Any) -> Any:
-    """A deep copy of a (sub)schema; an array without ``items`` gets ``items: {}``, which
-    OpenAI requires ("array schema missing items")."""
-    if not isinstance(schema, dict):
-        return _plain_copy(schema)
-    out: JSON = {}
-    for key, value in schema.items():
-        if (key == "properties" or key in SCHEMA_MAP) and isinstance(value, dict):
-            out[key] = {k: _subschema(v) for k, v in value.items()}
-        elif key in SCHEMA_LIST and isinstance(value, list):
-            out[key] = [_subschema(v) for v in value]
-        elif key in SCHEMA_ONE:
-            out[key] = [_subschema(v) for v in value] if isinstance(value, list) else _subschema(value)
-        else:
-            out[key] = _plain_copy(value)
-    kind = out.get("type")
-    if (kind == "array" or isinstance(kind, list) and "array" in kind) and "items" not in out:
-        out["items"] = {}
-    return out
-
-
 def _parameters(schema: Any) -> JSON:
     """An MCP ``inputSchema`` as OpenAI-compatible ``parameters``: a deep copy (the server's
     own schema is never modified) with an object root, ``properties``, array ``items``, and
     no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
-    out = _subschema(schema if isinstance(schema, dict) else {})
+    import copy
+    out = copy.deepcopy(schema) if isinstance(schema, dict) else {}
+    _add_items(out)
     out.pop("$schema", None)
     out.pop("$id", None)
     out["type"] = "object"
     if not isinstance(out.get("properties"), dict):
         out["properties"] = {}
     return out
+
+
+def _add_items(schema: Any) -> None:
+    """Give every array (sub)schema without ``items`` an empty one, in place: OpenAI refuses
+    it otherwise ("array schema missing items")."""
+    if not isinstance(schema, dict):
+        return
+    for key, value in schema.items():
+        if (key == "properties" or key in SCHEMA_MAP) and isinstance(value, dict):
+            subs: Any = value.values()
+        elif key in SCHEMA_LIST and isinstance(value, list) or key in SCHEMA_ONE:
+            subs = value if isinstance(value, list) else [value]
+        else:
+            continue
+        for sub in subs:
+            _add_items(sub)
+    kind = schema.get("type")
+    if (kind == "array" or isinstance(kind, list) and "array" in kind) and "items" not in schema:
+        schema["items"] = {}
 
 
 def _function_tool(alias: str, tool: JSON) -> JSON:
@@ -5150,9 +5139,11 @@ def _new_call_id() -> str:
 
 
 class _Reply:
-    """One model reply, assembled from a JSON body or from stream chunks."""
+    """One model reply, assembled from a JSON body or from stream chunks; its answer text
+    goes to ``on_text`` as it comes."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_text: Callable[[str], Any] | None = None) -> None:
+        self.on_text = on_text
         self.text: list[str] = []
         self.refusal: list[str] = []
         self.finish_reason: str | None = None
@@ -5160,14 +5151,16 @@ class _Reply:
         self.extra: JSON = {}              # vendor fields of the message (echoed back)
         self.slots: list[JSON] = []        # tool calls by arrival
         self._where: dict[Any, int] = {}
-        self._seen: set[str] = set()
+
+    printed = property(lambda self: bool(self.text) and self.on_text is not None)
 
     def add_delta(self, delta: JSON) -> str:
         """Fold one message or delta in; returns its answer text (never reasoning)."""
-        piece = delta.get("content")
-        piece = piece if isinstance(piece, str) else ""
+        piece = delta["content"] if isinstance(delta.get("content"), str) else ""
         if piece:
             self.text.append(piece)
+            if self.on_text:
+                self.on_text(piece)
         if isinstance(delta.get("refusal"), str):
             self.refusal.append(delta["refusal"])
         for key, value in delta.items():
@@ -5193,13 +5186,12 @@ class _Reply:
         where = call.get("index", "none")
         pos = self._where.get(where)
         if (pos is None or (tid and self.slots[pos]["id"] and tid != self.slots[pos]["id"])
-                or (where == "none" and tid and tid not in self._seen)):
+                or (where == "none" and tid and all(s["id"] != tid for s in self.slots))):
             self.slots.append({"id": "", "name": "", "args": "", "extra": {}})
             pos = self._where[where] = len(self.slots) - 1
         slot = self.slots[pos]
         slot["id"] = slot["id"] or tid
-        self._seen.add(tid)
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = _object(call.get("function"))
         if isinstance(function.get("name"), str) and function["name"]:
             slot["name"] = function["name"]                  # set, never appended
         args = function.get("arguments")
@@ -5214,12 +5206,11 @@ class _Reply:
     def tool_calls(self) -> list[JSON]:
         """The calls as history wants them: nameless ones dropped, every id present and
         unique, arguments a JSON string ("{}" when empty)."""
-        calls, ids = [], set()
+        calls: list[JSON] = []
         for slot in self.slots:
             if not slot["name"]:
                 continue
-            cid = slot["id"] if slot["id"] and slot["id"] not in ids else _new_call_id()
-            ids.add(cid)
+            cid = slot["id"] if slot["id"] and all(c["id"] != slot["id"] for c in calls) else _new_call_id()
             calls.append({"id": cid, "type": "function", **slot["extra"],
                           "function": {"name": slot["name"], "arguments": slot["args"] or "{}"}})
         return calls
@@ -5259,8 +5250,7 @@ def _error_text(raw: bytes) -> tuple[str, Any]:
 
 
 def _is_error_body(data: Any) -> bool:
-    return isinstance(data, dict) and ("error" in data and data["error"] is not None
-                                       or data.get("object") == "error")
+    return isinstance(data, dict) and (data.get("error") is not None or data.get("object") == "error")
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -5338,15 +5328,15 @@ class _ModelEndpoint:
         (``on_retry`` with ``fallback`` set reports those)."""
         attempt, stream = 0, self.stream
         while True:
-            printed: list[bool] = [False]
+            reply = _Reply(on_text)
             try:
-                return await asyncio.wait_for(
-                    self._once(self.body(messages, tools, stream), on_text, printed), self.timeout)
+                return await asyncio.wait_for(self._once(self.body(messages, tools, stream), reply),
+                                              self.timeout)
             except asyncio.TimeoutError:
                 raise RequestTimeout(f"the model request to {self.shown}", self.timeout) from None
             except _ModelError as exc:
                 field = ""
-                if exc.status == 400 and not printed[0]:
+                if exc.status == 400 and not reply.printed:
                     if stream and self.stream_options and "stream_options" in str(exc):
                         field, self.stream_options = "stream_options", False   # an old server
                     elif (tools and self.tool_choice is not None
@@ -5355,7 +5345,7 @@ class _ModelEndpoint:
                 if field:
                     on_retry({"fallback": field, "reason": f"{str(exc)}; asking again without {field}"})
                     continue
-                if (exc.delay is None or printed[0] or attempt >= AGENT_RETRIES
+                if (exc.delay is None or reply.printed or attempt >= AGENT_RETRIES
                         or exc.status == 500 and attempt >= 1):   # llama.cpp's template errors are 500s
                     raise
                 delay, why = exc.delay, f"HTTP {exc.status}"
@@ -5364,15 +5354,14 @@ class _ModelEndpoint:
                 on_retry({"fallback": "stream", "reason": f"{exc}; asking again without streaming"})
                 continue
             except ConnectionClosed as exc:
-                if printed[0] or attempt >= AGENT_RETRIES:
+                if reply.printed or attempt >= AGENT_RETRIES:
                     raise
                 delay, why = _backoff(attempt), str(exc)
             attempt += 1
             on_retry({"attempt": attempt, "delay": round(delay, 3), "reason": why})
             await asyncio.sleep(delay)
 
-    async def _once(self, body: JSON, on_text: Callable[[str], Any] | None,
-                    printed: list[bool]) -> _Reply:
+    async def _once(self, body: JSON, reply: _Reply) -> _Reply:
         response = await _http_request("POST", self.url, headers=self.headers, body=_dumps(body),
                                        timeout=self.timeout)
         try:
@@ -5380,9 +5369,9 @@ class _ModelEndpoint:
                 raise self._status_error(response.status, response.headers, await response.read())
             kind = (response.headers.get("content-type") or "").lower()
             if body.get("stream") and "event-stream" in kind:
-                return await self._read_stream(response, on_text, printed)
+                return await self._read_stream(response, reply)
             # Not a stream (also when a server ignores "stream": true): one JSON body.
-            return self._read_body(await response.read(), on_text, printed)
+            return self._read_body(await response.read(), reply)
         finally:
             response.close()
 
@@ -5405,16 +5394,11 @@ class _ModelEndpoint:
             hint = "; pick a model whose chat template supports tools"
         exc = _ModelError(f"{where} answered HTTP {status}: {message}{hint}", status=status,
                           url=self.url, error_code=code)
-        should = (headers.get("x-should-retry") or "").lower()
-        retry = status in (408, 409, 429) or status >= 500
-        if should in ("true", "false"):
-            retry = should == "true"
-        if code == "insufficient_quota":
-            retry = False
-        if retry:
-            exc.delay = _retry_after(headers)
-            if exc.delay is None:
-                exc.delay = _backoff(0)
+        retry = {"true": True, "false": False}.get((headers.get("x-should-retry") or "").lower(),
+                                                  status in (408, 409, 429) or status >= 500)
+        if retry and code != "insufficient_quota":
+            delay = _retry_after(headers)
+            exc.delay = _backoff(0) if delay is None else delay
         return exc
 
     def _error_event(self, data: Any) -> _ModelError:
@@ -5422,8 +5406,7 @@ class _ModelEndpoint:
         return _ModelError(f"the model endpoint {self.shown} reported an error in its stream: {message}",
                            url=self.url, error_code=code)
 
-    def _read_body(self, raw: bytes, on_text: Callable[[str], Any] | None,
-                   printed: list[bool]) -> _Reply:
+    def _read_body(self, raw: bytes, reply: _Reply) -> _Reply:
         try:
             data = json.loads(raw)
         except ValueError:
@@ -5435,25 +5418,19 @@ class _ModelEndpoint:
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ProtocolError(f"the model endpoint {self.shown} answered without choices: "
                                 f"{_one_line(raw[:200].decode('utf-8', 'replace'))}")
-        reply = _Reply()
-        message = choices[0].get("message")
-        message = message if isinstance(message, dict) else {}
+        message = _object(choices[0].get("message"))
         # Position stands in for the index the non-streaming format does not have.
         calls = message.get("tool_calls")
         if isinstance(calls, list):
             message = {**message, "tool_calls": [
                 {**c, "index": i} for i, c in enumerate(calls) if isinstance(c, dict)]}
-        text = reply.add_delta(message)
+        reply.add_delta(message)
         reply.finish_reason = choices[0].get("finish_reason") or "stop"
         reply.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
-        if text and on_text:
-            printed[0] = True
-            on_text(text)
         return reply
 
-    async def _read_stream(self, response: Any, on_text: Callable[[str], Any] | None,
-                           printed: list[bool]) -> _Reply:
-        reply, events = _Reply(), 0
+    async def _read_stream(self, response: Any, reply: _Reply) -> _Reply:
+        events = 0
         async for kind, data, _id in response.events(_ChatSSEParser()):
             events += 1
             if kind not in (None, "", "message", "error"):   # e.g. "ping": not ours
@@ -5480,11 +5457,7 @@ class _ModelEndpoint:
             if not choices:
                 continue
             choice = next((c for c in choices if c.get("index", 0) == 0), choices[0])
-            delta = choice.get("delta")
-            piece = reply.add_delta(delta) if isinstance(delta, dict) else ""
-            if piece and on_text:
-                printed[0] = True
-                on_text(piece)
+            reply.add_delta(_object(choice.get("delta")))
             if choice.get("finish_reason"):
                 reply.finish_reason = choice["finish_reason"]
         if not events:
@@ -5617,7 +5590,7 @@ def _history_arguments(calls: list[JSON]) -> list[tuple[JSON | None, str | None]
     for call, (arguments, _) in zip(calls, parsed):
         if arguments is None:
             call["function"]["arguments"] = "{}"
-        elif not isinstance(_loads_or_none(call["function"]["arguments"]), dict):
+        elif not call["function"]["arguments"].lstrip().startswith("{"):   # it parsed: "{" means an object
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     return parsed
 
@@ -5628,21 +5601,15 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                       on_text: Callable[[str], Any] | None,
                       on_event: Callable[[str, JSON], Any] | None, max_result_chars: int,
                       tool_choice: str) -> None:
-    usable = list(servers.clients)
     aliases, specs, tools = _offered_tools(servers)
     endpoint.tool_choice = _tool_choice(tool_choice, aliases)
     transcript["servers"] = {n: transcript["servers"].get(n) or
                              {"tools": [a for a, p in aliases.items() if p[0] == n]} for n in servers.names}
     transcript["tools"] = {alias: {"server": p[0], "tool": p[1]} for alias, p in aliases.items()}
 
-    instructions = [(n, text) for n, text in servers.instructions.items()
-                    if isinstance(text, str) and text.strip()]
-    messages: list[JSON] = []
-    prompt = _system_prompt(system, instructions)
-    if prompt:
-        messages.append({"role": "system", "content": prompt})
+    prompt = _system_prompt(system, [(n, text) for n, text in servers.instructions.items() if text.strip()])
+    messages = transcript["messages"] = [{"role": "system", "content": prompt}] if prompt else []
     messages.append({"role": "user", "content": question})
-    transcript["messages"] = messages
     totals: JSON = transcript["usage"]
 
     for step in range(1, max_steps + 1):
@@ -5656,8 +5623,7 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
 
         _emit(on_event, "request", step=step)
         reply = await endpoint.complete(messages, tools, on_text, on_retry)
-        record["seconds"] = round(time.monotonic() - began, 3)
-        record["finish_reason"] = reply.finish_reason
+        record.update(seconds=round(time.monotonic() - began, 3), finish_reason=reply.finish_reason)
         if reply.usage:
             record["usage"] = reply.usage
             for key, value in reply.usage.items():
@@ -5692,18 +5658,11 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
         record["tool_calls"] = [r for _, r in results]
         if endpoint.tool_choice not in (None, "none"):   # a forced call was made: free to answer
             endpoint.tool_choice = "auto"
-        for name in usable:
-            if name in servers.failed:
-                transcript["servers"][name]["failed"] = str(servers.failed[name])
+        for name, entry in transcript["servers"].items():   # lost during the run
+            if "tools" in entry and name in servers.failed:
+                entry["failed"] = str(servers.failed[name])
         for call, (content, _) in zip(calls, results):   # exactly one per call, in call order
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-
-
-def _loads_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def _parse_arguments(text: str) -> tuple[JSON | None, str | None]:
@@ -5972,8 +5931,7 @@ class _Bridge:
 
     async def ask(self, method: str, params: JSON) -> JSON:
         """Send a request downstream and wait for its answer (bounded by the Client's timeout)."""
-        self.next_id += 1
-        rid = self.next_id   # (another question may be asked meanwhile)
+        rid = self.next_id = self.next_id + 1   # (another question may be asked meanwhile)
         future = self.asked[rid] = asyncio.get_running_loop().create_future()
         try:
             await self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
@@ -5986,12 +5944,11 @@ class _Bridge:
             raise RemoteError.from_wire(reply["error"])
         return _object(reply.get("result"))
 
-    async def _with_inputs(self, call: Awaitable[JSON], method: str, inbox: asyncio.Queue | None = None,
-                           running: asyncio.Future | None = None) -> JSON:
-        """A modern client's call to a legacy server: its result, or, when the server asks
-        for something meanwhile, an input_required result whose requestState parks the call."""
-        inbox = inbox or asyncio.Queue()
-        running = running or asyncio.ensure_future(call)
+    async def _with_inputs(self, call: Awaitable[JSON], method: str,
+                           inbox: asyncio.Queue | None = None) -> JSON:
+        """A modern client's call to a legacy server (or a parked one): its result, or, when the
+        server asks for something meanwhile, an input_required result whose requestState parks it."""
+        inbox, running = inbox or asyncio.Queue(), asyncio.ensure_future(call)
         self.calls.append(inbox)
         question = asyncio.ensure_future(inbox.get())
         try:
@@ -6017,13 +5974,13 @@ class _Bridge:
         server's question that no answer will come."""
         if parked := self.parked.pop(state, None):
             _settle(parked[2], {"action": "cancel"})
-            parked[0].cancelled() or parked[0].exception()   # retrieved: not logged as unhandled
+            _consume(parked[0])
 
     async def _resume(self, state: str, params: JSON) -> JSON:
         running, inbox, answer, method = self.parked.pop(state)
         response = _object(params.get("inputResponses")).get("input")
         _settle(answer, response if isinstance(response, dict) else {"action": "decline"})
-        return await self._with_inputs(running, method, inbox, running)
+        return await self._with_inputs(running, method, inbox)
 
 
 def _parsed(data: bytes) -> Any:
@@ -6102,10 +6059,9 @@ class _HTTPDownstream:
     request asks for progress or may meet a server request on the way; what the bridge sends
     meanwhile goes to that stream (by progress token, else the newest stream)."""
 
-    def __init__(self, bridge_of: Callable[[Callable[[JSON], Awaitable[None]]], _Bridge], host: str,
-                 token: str | None) -> None:
-        self.bridge = bridge_of(self.send)
-        self.token, self.session, self.host = token, "", host
+    def __init__(self, connect: Callable[..., Client], token: str | None) -> None:
+        self.bridge = _Bridge(connect, self.send)
+        self.token, self.session = token, ""
         self.hosts: set[str] = set()    # what the Host header may say, once the port is known
         self.streams: list[tuple[Any, asyncio.Queue]] = []   # (progress token, events) open now
 
@@ -6228,7 +6184,7 @@ def _http_reply(status: int, body: bytes | None, headers: dict[str, str] | None 
 async def _bridge_http(connect: Callable[..., Client], host: str, port: int, token: str | None,
                        announce: Callable[[str], None], *, eager: bool = False) -> None:
     """Serve ``bridge --listen`` until cancelled."""
-    downstream = _HTTPDownstream(lambda send: _Bridge(connect, send), host, token)
+    downstream = _HTTPDownstream(connect, token)
     server = await asyncio.start_server(downstream.serve, host, port, limit=MAX_BRIDGE_BODY + (64 << 10))
     bound = server.sockets[0].getsockname()[1]
     downstream.hosts = {f"{name}:{bound}" for name in (host, "localhost", "127.0.0.1", "[::1]")}
