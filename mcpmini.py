@@ -534,6 +534,11 @@ def _settle(future: asyncio.Future, result: Any, exc: BaseException | None = Non
             future.set_exception(exc)
 
 
+def _quiet(future: asyncio.Future) -> None:
+    """Retrieve ``future``'s outcome once it ends, so asyncio never logs it as unretrieved."""
+    future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+
 def _call_quietly(callback: Callable[..., Any], *args: Any) -> None:
     """Run a user callback; its failure is logged, never breaks the reader."""
     try:
@@ -1084,7 +1089,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 0 and self._writable:   # a writer may wait on a full pipe
             _settle(self._writable, None, self._closed_error("the server closed its input"))
-            self._writable.exception()   # retrieved: not logged when nobody waits
+            _quiet(self._writable)   # nobody may be waiting
         elif fd == 1 and not self._eof.done():
             if self._partial and not self._lost:
                 self._line(self._partial)
@@ -3621,7 +3626,7 @@ class _Negotiation:
             for task in (probe, init):  # never cancelled on the wire: nothing precedes initialize
                 if task is not None:
                     task.cancel()
-                    task.add_done_callback(lambda t: t.cancelled() or t.exception())   # no warning
+                    _quiet(task)
 
     def _verdict(self, probe: asyncio.Future) -> str | list[str]:
         """Modern evidence is only supportedVersions or -32020/-32021/-32022; the rest is legacy."""
@@ -5974,7 +5979,7 @@ class _Bridge:
         server's question that no answer will come."""
         if parked := self.parked.pop(state, None):
             _settle(parked[2], {"action": "cancel"})
-            _consume(parked[0])
+            _quiet(parked[0])
 
     async def _resume(self, state: str, params: JSON) -> JSON:
         running, inbox, answer, method = self.parked.pop(state)
