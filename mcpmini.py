@@ -152,16 +152,7 @@ SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "not", "if", "
               "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties")
 SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAP = ("patternProperties", "$defs", "definitions", "dependentSchemas")
-JSON_TYPES: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-    "null": lambda v: v is None,
-}
+JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
 
 # OAuth
 OAUTH_TIMEOUT = 10.0            # one OAuth HTTP exchange (metadata, registration, token)
@@ -175,23 +166,20 @@ OAUTH_LOCK_STALE = 60.0         # a lock file older than this is left over by a 
 OAUTH_MAX_STEP_UPS = 1          # 403 insufficient_scope re-authorizations per original request
 OAUTH_MAX_REAUTH = 1            # 401 re-authorizations per original request
 OAUTH_KEYS = {"clientId": "client_id", "clientSecret": "client_secret", "issuer": "issuer",
-              "clientMetadataUrl": "client_metadata_url", "scope": "scope",
-              "callbackPort": "callback_port", "assumePkce": "assume_pkce",
-              "allowPrivateNetwork": "allow_private"}   # config "oauth" keys -> _OAuth keywords
+              "clientMetadataUrl": "client_metadata_url", "scope": "scope", "callbackPort": "callback_port",
+              "assumePkce": "assume_pkce", "allowPrivateNetwork": "allow_private"}   # config -> _OAuth
 
 # Config
 # A server gets these variables of ours and its own `env`, not our whole environment
 # (otherwise every server would receive the user's API keys and other servers' tokens).
 ENV_ALLOWLIST = frozenset({
-    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TZ", "TMPDIR",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TZ", "TMPDIR", "HTTP_PROXY", "HTTPS_PROXY",
+    "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
     # Windows system variables, without which many programs cannot start
-    "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "PROGRAMFILES(X86)",
-    "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
-    "USERPROFILE", "USERNAME", "HOMEDRIVE", "HOMEPATH", "PROCESSOR_ARCHITECTURE",
-    "NUMBER_OF_PROCESSORS", "OS",
-})
+    "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "PROGRAMFILES(X86)", "SYSTEMROOT",
+    "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP", "USERPROFILE", "USERNAME", "HOMEDRIVE",
+    "HOMEPATH", "PROCESSOR_ARCHITECTURE", "NUMBER_OF_PROCESSORS", "OS"})
 CONFIG_PATHS = ("workspaceFolder", "workspaceFolderBasename", "userHome", "pathSeparator", "/")
 CONFIG_VARIABLE = re.compile(r"\$\$|\$\{(?P<name>[^}:]+(?::[^}-][^}]*)?)(?::-(?P<default>[^}]*))?\}")
 MIN_SECRET_LENGTH = 6           # shorter values ("info", "true") would redact ordinary words
@@ -249,12 +237,11 @@ HIDDEN_TEXT = re.compile(f"[{INVISIBLE}]")
 
 
 # -- Errors -----------------------------------------------------------------------------------
-# Each error names its `kind`, which the command line turns into an exit code (EXIT_CODES).
 
 
 class MCPError(Exception):
-    """Root of every error mcpmini raises on purpose. A subclass names its ``kind`` as a class
-    keyword (``class ConfigError(MCPError, ValueError, kind="config")``), else inherits it."""
+    """Root of every error mcpmini raises on purpose. Its ``kind`` picks the command line's exit
+    code (EXIT_CODES); a subclass names it as a class keyword (``kind="config"``), else inherits it."""
 
     kind = "protocol"
 
@@ -308,8 +295,7 @@ class RemoteError(MCPError, kind="remote"):
 
     @classmethod
     def from_wire(cls, error: Any) -> RemoteError:
-        if not isinstance(error, dict):
-            return cls(INVALID_REQUEST, f"malformed error object: {error!r:.200}")
+        error = error if isinstance(error, dict) else {"message": f"malformed error object: {error!r:.200}"}
         code = error.get("code")
         return cls(code if type(code) is int else INVALID_REQUEST,
                    str(error.get("message", "")), error.get("data"))
@@ -328,12 +314,10 @@ class _AgentError(MCPError, kind="agent"):
 
 
 class _ModelError(MCPError, kind="remote"):
-    """The model endpoint answered with an error: an HTTP status, or an error inside a 200
-    stream. ``.status`` (0 inside a stream), ``.url``, ``.error_code`` (e.g.
-    ``insufficient_quota``); ``.delay`` is set when the request may be retried."""
+    """The model endpoint answered with an error: an HTTP status, or an error event in a 200 stream
+    (``.status`` 0); ``.delay`` is set when the request may be retried."""
 
-    def __init__(self, message: str, *, status: int = 0, url: str = "",
-                 error_code: Any = None) -> None:
+    def __init__(self, message: str, *, status: int = 0, url: str = "", error_code: Any = None) -> None:
         super().__init__(message)
         self.status, self.url, self.error_code = status, url, error_code
         self.delay: float | None = None
@@ -348,8 +332,7 @@ class _SessionExpired(ConnectionClosed):
 
 
 class _NotSent(ConnectionClosed):
-    """The connection failed before the request could reach the server: sending it again on
-    a new connection cannot make it run twice."""
+    """Failed before the request could reach the server: resending it cannot make it run twice."""
 
 
 class _StreamBroken(ConnectionClosed):
@@ -358,7 +341,7 @@ class _StreamBroken(ConnectionClosed):
 
 class _HTTPStatusError(ProtocolError):
     """An HTTP answer without a JSON-RPC body: an error status, or a 2xx of another media type
-    (an era signal while probing)."""
+    (``.media_type``: era evidence while probing)."""
 
     def __init__(self, message: str, status: int, media_type: str = "") -> None:
         super().__init__(message)
@@ -366,8 +349,7 @@ class _HTTPStatusError(ProtocolError):
 
 
 # -- Utilities --------------------------------------------------------------------------------
-# JSON codec · secrets and redaction · text from peers made safe to show · user files · small
-# asyncio helpers · the one check of arguments against a tool's inputSchema.
+# JSON codec · redaction · peers' text made safe to show · user files · asyncio helpers · schemas
 
 
 def _reject_constant(name: str) -> Any:
@@ -377,7 +359,6 @@ def _reject_constant(name: str) -> Any:
 # One decoder and encoder for every message (json.loads/dumps with options build new ones).
 _decode = json.JSONDecoder(parse_constant=_reject_constant).decode
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_encode_ascii = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _loads(data: bytes | str) -> Any:
@@ -392,7 +373,7 @@ def _dumps(message: Any) -> bytes:
     try:
         return _encode(message).encode()
     except UnicodeEncodeError:
-        return _encode_ascii(message).encode()
+        return json.dumps(message, separators=(",", ":")).encode()
 
 
 _secrets: set[str] = set()   # every known secret value, replaced wherever text reaches the user
@@ -401,8 +382,7 @@ _secrets: set[str] = set()   # every known secret value, replaced wherever text 
 def _remember_secret(value: Any) -> None:
     """From now on, ``value`` (and its JSON-escaped and URL-encoded forms, and the token of
     ``Bearer <token>`` or ``Basic <credentials>``) is replaced by ``***`` in everything shown."""
-    if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LENGTH:
-        # as is, in JSON, and URL-encoded as in a query or a form (a server may echo either)
+    if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LENGTH:   # a server may echo any form
         _secrets.update((value, json.dumps(value, ensure_ascii=False)[1:-1], quote(value, safe=""),
                          quote(value, safe="").replace("%20", "+")))
         scheme, _, token = value.partition(" ")  # "Bearer abc…": the token alone too
@@ -437,6 +417,11 @@ def _object(value: Any) -> JSON:
     return value if isinstance(value, dict) else {}
 
 
+def _listed(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def _user_dir(kind: str) -> str:
     """mcpmini's folder for the user's ``config``, ``cache`` or ``state`` files: the XDG
     variables, else ~/.config, ~/.cache, ~/.local/state (state: %LOCALAPPDATA% on Windows)."""
@@ -444,8 +429,7 @@ def _user_dir(kind: str) -> str:
         return os.path.join(os.environ.get("LOCALAPPDATA") or os.path.expanduser("~"), "mcpmini")
     variable, default = {"config": ("XDG_CONFIG_HOME", ".config"), "cache": ("XDG_CACHE_HOME", ".cache"),
                          "state": ("XDG_STATE_HOME", os.path.join(".local", "state"))}[kind]
-    return os.path.join(os.environ.get(variable) or os.path.join(os.path.expanduser("~"), default),
-                        "mcpmini")
+    return os.path.join(os.environ.get(variable) or os.path.join(os.path.expanduser("~"), default), "mcpmini")
 
 
 def _write_json(path: str, data: Any) -> None:
@@ -460,9 +444,8 @@ def _write_json(path: str, data: Any) -> None:
 
 
 class _CacheFile:
-    """A JSON object in the user cache folder: eras.json (each server's era, so that a silent
-    legacy server costs the probe once; spec: clients MAY persist the era and re-probe) and
-    lists.json (_ListStore). Unreadable is empty: a cache can always be rebuilt."""
+    """A JSON object in the user cache folder: eras.json (spec: clients MAY persist the era, so a
+    silent legacy server costs the probe once) or lists.json. Unreadable is empty: it can be rebuilt."""
 
     def __init__(self, name: str) -> None:
         self.path = os.path.join(_user_dir("cache"), name)
@@ -507,9 +490,8 @@ def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
 
 
 def _check_private(path: str, what: str) -> None:
-    """Refuse a user file that grants access or steers behaviour (the trust store, the token
-    store) when someone else could have written it: writable by group or others, or owned by
-    another user — the file or its folder. ConfigError says how to fix it."""
+    """Refuse (ConfigError, saying how to fix it) a user file that grants access or steers
+    behaviour when another user owns it or its folder, or group or others may write to them."""
     if os.name != "posix":
         return
     for target in (path, os.path.dirname(os.path.abspath(path))):
@@ -519,10 +501,9 @@ def _check_private(path: str, what: str) -> None:
             continue
         if st.st_uid != os.getuid() or st.st_mode & 0o022:
             why = "owned by another user" if st.st_uid != os.getuid() else "writable by others"
-            mode = "700" if target != path else "600"
-            raise ConfigError(f"the {what} {target} is {why}, so it is not trusted; if it is "
-                              f"yours, fix it with: chmod {mode} {shlex.quote(target)} (and chown "
-                              "it to yourself), else delete it")
+            raise ConfigError(f"the {what} {target} is {why}, so it is not trusted; if it is yours, fix "
+                              f"it with: chmod {'600' if target == path else '700'} {shlex.quote(target)} "
+                              "(and chown it to yourself), else delete it")
 
 
 def _settle(future: asyncio.Future, result: Any, exc: BaseException | None = None) -> None:
@@ -574,16 +555,14 @@ def _schema_types(schema: Any) -> set[str]:
     kinds = schema.get("type")
     types = {t for t in (kinds if isinstance(kinds, list) else [kinds]) if isinstance(t, str)}
     for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        for option in options if isinstance(options, list) else []:
+        for option in _listed(schema.get(key)):
             sub = _schema_types(option)
             if not sub:
                 return set()  # an unconstrained option allows anything
             types |= sub
-    enum = schema.get("enum")
-    for value in ([schema["const"]] if "const" in schema else []) + (enum if isinstance(enum, list) else []):
+    for value in ([schema["const"]] if "const" in schema else []) + _listed(schema.get("enum")):
         types.add(_json_type(value))
-    return types & JSON_TYPES.keys()
+    return types & JSON_TYPES
 
 
 def _json_type(value: Any) -> str:
@@ -601,16 +580,14 @@ def _did_you_mean(name: str, names: list[str]) -> str:
 
 def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False,
                       json_hint: str = "", noun: str = "argument") -> str | None:
-    """What is wrong with ``arguments`` at the schema's top level (required, types, enum,
-    unknown keys), in one line for a person or a model; None when nothing is. Unknown keys are
-    refused when the schema says ``additionalProperties: false``, and with ``strict_keys``
-    whenever it lists ``properties`` without allowing more. Keywords that cannot be used here
-    (``$ref`` among them) are passed over; ``json_hint`` follows a wrong object or array.
-    ``noun`` names the keys ("key" when checking structuredContent)."""
+    """What is wrong with ``arguments`` at the schema's top level (required, types, enum, unknown
+    keys), in one line for a person or a model; None when nothing is. Unknown keys are refused when
+    ``additionalProperties`` is false, and with ``strict_keys`` whenever ``properties`` are listed
+    without allowing more; ``$ref`` and keywords unusable here are passed over. ``json_hint``
+    follows a wrong object or array; ``noun`` names the keys ("key" for structuredContent)."""
     schema = _object(schema)
     props = _object(schema.get("properties"))
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
-    missing = [n for n in required if isinstance(n, str) and n not in arguments]
+    missing = [n for n in _listed(schema.get("required")) if isinstance(n, str) and n not in arguments]
     if missing:
         wanted = ", ".join(f"{n!r} ({'/'.join(sorted(_schema_types(props.get(n)))) or 'any'})"
                            for n in missing)
@@ -626,12 +603,11 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
         prop = props.get(name)
         if not isinstance(prop, dict) or "$ref" in prop:
             continue
-        shown = _json_text(value, None)[:80]
-        types = _schema_types(prop)
-        if types and not any(JSON_TYPES[t](value) for t in types):
+        shown, kind, types = _json_text(value, None)[:80], _json_type(value), _schema_types(prop)
+        integral = kind == "integer" or kind == "number" and value.is_integer()   # 1 and 1.0 fit both
+        if types and kind not in types and not (integral and types & {"integer", "number"}):
             hint = json_hint if types & {"object", "array"} else ""
-            return (f"{noun} {name!r} must be {' or '.join(sorted(types))}, not {shown} "
-                    f"({_json_type(value)}){hint}")
+            return f"{noun} {name!r} must be {' or '.join(sorted(types))}, not {shown} ({kind}){hint}"
         enum = prop.get("enum")
         if isinstance(enum, list) and value not in enum:
             choices = ", ".join(_json_text(e, None) for e in enum)
@@ -6756,10 +6732,6 @@ def _fold(value: Any, limit: int) -> Any:
 
 def _shown(value: Any) -> str:
     return value if isinstance(value, str) else _json_text(value, None)
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _ask_inputs(server: ServerConfig) -> ServerConfig:
