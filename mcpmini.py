@@ -906,12 +906,8 @@ class _Session:
 
 
 class _Transport:
-    """One connection to a server; the contract is in :class:`_Session`'s docstring.
-
-    ``deliver``, ``fail`` and ``closed`` are the session's callbacks, set by ``open``; readers
-    wait in ``_flowing()`` while the session has paused reading."""
-
-    label = "server"
+    """One connection to a server; the contract is in :class:`_Session`'s docstring. ``open``
+    keeps the session's callbacks; readers wait in ``_flowing()`` while reading is paused."""
 
     def __init__(self, label: str) -> None:
         self.label = label
@@ -923,9 +919,6 @@ class _Transport:
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
         self.deliver, self.fail, self.closed = deliver, fail, closed
-
-    async def send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
-        raise NotImplementedError
 
     async def cancel(self, rid: int, notice: JSON | None) -> None:
         """Stop waiting for ``rid``; on stdio a cancellation is the notice itself."""
@@ -946,22 +939,8 @@ class _Transport:
         while self._resumed is not None:
             await asyncio.shield(self._resumed)
 
-    async def close(self, fast: bool = False) -> None:
-        raise NotImplementedError
-
 
 # stdio ---------------------------------------------------------------------------------------
-
-def _server_env(extra: dict[str, str] | None, inherit: bool) -> dict[str, str]:
-    """The environment a server process gets: an allowlist of ours plus its own entries."""
-    if inherit:
-        env = dict(os.environ)
-    else:
-        env = {k: v for k, v in os.environ.items()
-               if k in ENV_ALLOWLIST or k.upper() in ENV_ALLOWLIST or k.startswith("LC_")}
-    env.update(extra or {})
-    return env
-
 
 class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
     """A server process spoken to over its stdin/stdout, one JSON message per line. It is the
@@ -972,7 +951,10 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
     def __init__(self, argv: list[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = False, label: str = "server") -> None:
         super().__init__(label)
-        self.argv, self.env, self.cwd, self.inherit_env = argv, env, cwd, inherit_env
+        self.argv, self.cwd = argv, cwd
+        self.env = {k: v for k, v in os.environ.items()   # an allowlist of ours, then its own entries
+                    if inherit_env or k.upper() in ENV_ALLOWLIST or k.startswith("LC_")}
+        self.env.update(env or {})
         self.process: asyncio.SubprocessTransport | None = None
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self.skipped_lines = 0
@@ -998,14 +980,14 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         try:
             self.process, _ = await loop.subprocess_exec(  # never a shell
                 lambda: self, *self.argv, stdin=asyncio.subprocess.PIPE, stdout=write_fd,
-                stderr=asyncio.subprocess.PIPE, env=_server_env(self.env, self.inherit_env),
+                stderr=asyncio.subprocess.PIPE, env=self.env,
                 cwd=self.cwd, start_new_session=posix)
         except OSError as exc:
             if posix:
                 os.close(read_fd)
             hint = "check the command and PATH" if isinstance(exc, FileNotFoundError) else "check the command"
             raise _NotSent(f"{self.label}: cannot start {shlex.join(self.argv)[:300]}: "
-                                   f"{exc.strerror or exc} ({hint})") from exc
+                           f"{exc.strerror or exc} ({hint})") from exc
         finally:
             if posix:
                 os.close(write_fd)
@@ -1026,7 +1008,11 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         if message.get("method") == "server/discover" and self._probe_noise is None:
             self._probe_noise = [0]
         elif self._probe_noise and "method" in message:   # the probe was answered
-            self._end_probe_noise()
+            if self._probe_noise[0] > 1:
+                logging.getLogger("mcpmini.server").info(
+                    "%s: (%d more lines while it answered the era probe, server/discover, not shown)",
+                    self.label, self._probe_noise[0] - 1)
+            self._probe_noise = []   # done: never again on this connection
         stdin.write(_dumps(message) + b"\n")
         if stdin.is_closing():   # the write failed: nothing of it reached the server
             raise _NotSent(str(self._closed_error("the server closed its input")))
@@ -1043,9 +1029,8 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
             return self._stderr(data)
         if self._lost:
             return
-        if self._held is not None:
-            self._held.append(data)
-            return
+        if self._held is not None:   # the session paused reading
+            return self._held.append(data)
         start = 0
         while (end := data.find(b"\n", start)) >= 0:
             line: bytes | bytearray = data[start:end]
@@ -1141,13 +1126,6 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
                     continue
             logging.getLogger("mcpmini.server").info("%s: %s", self.label, text)
 
-    def _end_probe_noise(self) -> None:
-        if self._probe_noise and self._probe_noise[0] > 1:
-            logging.getLogger("mcpmini.server").info(
-                "%s: (%d more lines while it answered the era probe, server/discover, not shown)",
-                self.label, self._probe_noise[0] - 1)
-        self._probe_noise = []   # done: never again on this connection
-
     # The end -------------------------------------------------------------------------------
 
     def _end(self, other: asyncio.Future, grace: float) -> None:
@@ -1213,13 +1191,8 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
     def _signal(self, sig: int) -> bool:
         """Signal the process group; False when nothing is left to signal."""
         process = self.process
-        assert process is not None
         if os.name == "posix":
-            try:
-                os.killpg(process.get_pid(), sig)
-                return True
-            except (ProcessLookupError, PermissionError):
-                return False
+            return _killpg(process.get_pid(), sig)
         if process.get_returncode() is not None:
             return False
         with contextlib.suppress(ProcessLookupError):
@@ -1230,7 +1203,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         deadline = time.monotonic() + grace
         if not await self._exited(grace):
             return False
-        while os.name == "posix" and self.process and _group_alive(self.process.get_pid()):
+        while os.name == "posix" and _killpg(self.process.get_pid(), 0):   # its group lives on
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(0.02)
@@ -1268,9 +1241,10 @@ def _die_by_signal(signum: int, frame: Any) -> None:
     os.kill(os.getpid(), signum)
 
 
-def _group_alive(pgid: int) -> bool:
+def _killpg(pgid: int, sig: int) -> bool:
+    """Signal a process group (0: only look); False when it is gone."""
     try:
-        os.killpg(pgid, 0)
+        os.killpg(pgid, sig)
         return True
     except (ProcessLookupError, PermissionError):
         return False
@@ -1279,70 +1253,55 @@ def _group_alive(pgid: int) -> bool:
 # HTTP plumbing: SSE, URLs, proxies, connections, one request ---------------------------------
 
 class _SSEParser:
-    """Incremental Server-Sent Events parser (WHATWG rules; digest §5.5).
-
-    ``feed(data)`` returns the events completed by ``data`` as ``(type, data, id)`` tuples.
-    Lines end with ``\\n``, ``\\r\\n`` or a lone ``\\r`` (a ``\\r`` ending one feed and a ``\\n``
-    starting the next are one line end). ``last_id`` and ``retry`` (milliseconds) persist
-    across events; an event whose data is empty (a 2025-11-25 priming event) is not returned,
-    but its id is recorded. Time is linear in the input; one event may be up to ``limit``
-    bytes (ProtocolError beyond), with no other size limit.
-    """
+    """Incremental Server-Sent Events parser (WHATWG rules; digest §5.5): ``feed(data)`` returns
+    the events ``data`` completes, as ``(type, data, id)``. Lines end with \\n, \\r\\n or a lone
+    \\r, also when a \\r\\n is split between feeds. ``last_id`` and ``retry`` (ms) persist across
+    events; an event with empty data (a 2025-11-25 priming event) is not returned, but its id
+    is kept. Linear in the input; an event over ``limit`` bytes is a ProtocolError."""
 
     def __init__(self, *, last_id: str = "", retry: int | None = None,
                  limit: int = MAX_MESSAGE_SIZE) -> None:
         self.last_id, self.retry, self.limit = last_id, retry, limit
-        self._line: list[bytes] = []     # pieces of the unfinished line
-        self._line_size = 0
+        self._line = bytearray()         # the unfinished line
         self._data: list[bytes] = []     # data lines of the event being read
         self._size = 0                   # bytes of those data lines
         self._type = ""
         self._skip_lf = False            # the last feed ended with \r
-        self._head: bytes | None = b""   # the first bytes, until a UTF-8 BOM is ruled out
+        self._bom = True                 # WHATWG: one leading BOM is dropped
 
     def feed(self, data: bytes) -> list[tuple[str, str, str]]:
-        if self._head is not None:       # WHATWG: one leading BOM is dropped
-            data, self._head = self._head + data, None
-            if len(data) < 3 and b"\xef\xbb\xbf".startswith(data):
-                self._head = data
-                return []
-            if data.startswith(b"\xef\xbb\xbf"):
-                data = data[3:]
         if not data:
             return []
-        if self._skip_lf:
-            self._skip_lf = False
-            if data[:1] == b"\n":
-                data = data[1:]
+        if self._skip_lf and data[:1] == b"\n":   # the rest of a \r\n split between feeds
+            data = data[1:]
+        self._skip_lf = data.endswith(b"\r")
         events: list[tuple[str, str, str]] = []
         start = 0
         for end, after in _line_ends(data):
+            line: bytes | bytearray = data[start:end]
             if self._line:
-                self._line.append(data[start:end])
-                line, self._line, self._line_size = b"".join(self._line), [], 0
-            else:
-                line = data[start:end]
+                self._line += line
+                line, self._line = self._line, bytearray()
+            if self._bom:
+                self._bom, line = False, line.removeprefix(b"\xef\xbb\xbf")
             self._process(line, events)
             start = after
-        if data.endswith(b"\r"):  # maybe the first half of \r\n
-            self._skip_lf = True
-        if start < len(data):
-            self._line.append(data[start:])
-            self._line_size += len(data) - start
-            self._check_size()
+        self._line += memoryview(data)[start:]
+        self._check_size()
         return events
 
     def _check_size(self) -> None:
-        if self._size + self._line_size > self.limit:
+        if self._size + len(self._line) > self.limit:
             raise ProtocolError(f"an SSE event exceeded {self.limit >> 20} MiB")
 
-    def _process(self, line: bytes, events: list[tuple[str, str, str]]) -> None:
-        if not line:
-            self._dispatch(events)
+    def _process(self, line: bytes | bytearray, events: list[tuple[str, str, str]]) -> None:
+        if not line:   # the end of an event; one with empty data (priming) is never dispatched
+            data, kind = b"\n".join(self._data), self._type or "message"
+            self._data, self._size, self._type = [], 0, ""
+            if data:
+                events.append((kind, data.decode("utf-8", "replace"), self.last_id))
             return
-        if line[:1] == b":":  # a comment (keep-alive)
-            return
-        name, _, value = line.partition(b":")
+        name, _, value = line.partition(b":")   # a comment (keep-alive) has the empty name
         if value[:1] == b" ":
             value = value[1:]
         if name == b"data":
@@ -1358,11 +1317,18 @@ class _SSEParser:
             if value.isdigit() and len(value) < 10:  # digits only, else ignored
                 self.retry = int(value)
 
-    def _dispatch(self, events: list[tuple[str, str, str]]) -> None:
-        data, kind = b"\n".join(self._data), self._type or "message"
-        self._data, self._size, self._type = [], 0, ""
-        if data:  # empty data (priming events) is never dispatched, nor parsed
-            events.append((kind, data.decode("utf-8", "replace"), self.last_id))
+
+def _line_ends(data: bytes) -> Any:
+    """(end, next start) of each line in ``data``: bytes.find when there is no \r (the usual
+    case, and much faster than the regex on a 10 MB event)."""
+    if b"\r" in data:
+        for match in SSE_LINE_END.finditer(data):
+            yield match.start(), match.end()
+        return
+    start = 0
+    while (end := data.find(b"\n", start)) >= 0:
+        yield end, end + 1
+        start = end + 1
 
 
 def _split_url(url: str) -> tuple[str, str, int, str]:
@@ -1379,11 +1345,9 @@ def _split_url(url: str) -> tuple[str, str, int, str]:
 
 
 def _origin(url: str) -> tuple[str, str, int] | None:
-    try:
-        scheme, host, port, _ = _split_url(url)
-    except ProtocolError:
-        return None
-    return scheme, host.lower(), port
+    with contextlib.suppress(ProtocolError):
+        return _split_url(url)[:3]   # urlsplit lowercases the scheme and the host name
+    return None
 
 
 def _safe_url(url: str) -> str:
@@ -1395,20 +1359,6 @@ def _safe_url(url: str) -> str:
     except ValueError:
         text = "<invalid URL>"
     return _redact(text)
-
-
-def _check_url(url: str, label: str) -> str:
-    if _origin(url) is None:
-        raise ConfigError(f"{label}: {_safe_url(url)!r} is not a valid http(s) URL")
-    password = urlsplit(url).password
-    if password:
-        _remember_secret(unquote(password))
-    return url
-
-
-def _safe_label(label: str, url: str) -> str:
-    """A label that is the URL itself loses its user info and query, like URLs in messages."""
-    return _safe_url(url) if label == url else label
 
 
 def _checked_headers(headers: dict[str, str] | None, label: str) -> dict[str, str]:
@@ -1432,21 +1382,6 @@ def _has_header(headers: dict[str, str], name: str) -> bool:
     return any(k.lower() == name for k in headers)
 
 
-def _media_type(value: str | None) -> str:
-    return (value or "").split(";", 1)[0].strip().lower()
-
-
-def _line_ends(data: bytes) -> Any:
-    """(end, next start) of each line in ``data``: bytes.find when there is no \r (the usual
-    case, and much faster than the regex on a 10 MB event)."""
-    if b"\r" in data:
-        for match in SSE_LINE_END.finditer(data):
-            yield match.start(), match.end()
-        return
-    start = 0
-    while (end := data.find(b"\n", start)) >= 0:
-        yield end, end + 1
-        start = end + 1
 _proxy_cache: dict[tuple, Any] = {}
 
 
@@ -1610,11 +1545,9 @@ class _Connection(asyncio.Protocol):
     async def read_some(self, n: int) -> bytes:
         """Up to ``n`` bytes as soon as there are any; b"" at a clean end of the stream."""
         while not self.buffer:
-            if self.eof:
-                if self.error:
-                    raise self.error
+            if self.eof and not self.error:
                 return b""
-            await self._more()
+            await self._more()   # raises what ended the connection
         data = bytes(self.buffer[:n])
         del self.buffer[:n]
         return data
@@ -1650,8 +1583,7 @@ class _ConnectionPool:
     """Idle keep-alive connections by (scheme, host, port). A connection comes back
     only after its response was read to the end, and is taken again only while still open."""
 
-    def __init__(self, limit: int = POOL_IDLE_MAX) -> None:
-        self.limit = limit
+    def __init__(self) -> None:
         self._idle: dict[tuple, list[_Connection]] = {}
 
     def get(self, key: tuple) -> _Connection | None:
@@ -1666,7 +1598,7 @@ class _ConnectionPool:
     def put(self, conn: _Connection) -> None:
         conn.arm(None)
         idle = self._idle.setdefault(conn.key, [])
-        if conn.reusable() and len(idle) < self.limit:
+        if conn.reusable() and len(idle) < POOL_IDLE_MAX:
             idle.append(conn)
         else:
             conn.close()
@@ -1757,19 +1689,14 @@ class _HTTPResponse:
         tokens = self.headers.get("connection", "").lower()
         self._keep = self._left is not None and "close" not in tokens and (
             version == b"HTTP/1.1" or "keep-alive" in tokens)
-        self._eof = self._left == 0 and not self._chunked
+        self.complete = self._left == 0 and not self._chunked   # the whole body has been read
 
     @property
     def media_type(self) -> str:
-        return _media_type(self.headers.get("Content-Type"))
-
-    @property
-    def complete(self) -> bool:
-        """The whole body has been read."""
-        return self._eof
+        return self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
 
     async def _next(self) -> bytes:
-        if self._eof:
+        if self.complete:
             return b""
         if (conn := self._conn) is None:
             raise ConnectionClosed(f"{self._what}: the response was closed")
@@ -1784,19 +1711,19 @@ class _HTTPResponse:
                     while (line := await conn.read_until(HTTP_LINE_END, budget, f"{self._what}: the trailer "
                                                          f"fields exceeded {HTTP_MAX_HEAD >> 10} KiB")).strip():
                         budget -= len(line)
-                    self._eof = True
+                    self.complete = True
                     return b""
                 self._left = left
             data = await conn.read_some(READ_CHUNK if self._left is None else min(self._left, READ_CHUNK))
             if self._left is None:
-                self._eof = not data
+                self.complete = not data
                 return data
             if not data:
                 raise ConnectionResetError(f"the server closed the connection {self._left} bytes early")
             self._left -= len(data)
             if self._chunked and not self._left:
                 await conn.read_until(HTTP_CHUNK_END, 2, f"{self._what}: a chunk is longer than its size")
-            self._eof = not (self._left or self._chunked)
+            self.complete = not (self._left or self._chunked)
             return data
         except MCPError:
             raise
@@ -1831,7 +1758,7 @@ class _HTTPResponse:
     def close(self) -> None:
         """Done with it: an unread body closes the connection, a read one keeps it alive."""
         conn, self._conn = self._conn, None
-        if conn is not None and self._eof and self._keep:
+        if conn is not None and self.complete and self._keep:
             self._pool.put(conn)
         elif conn is not None:
             conn.close()
@@ -1842,7 +1769,7 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
                 timeout: float | None) -> _HTTPResponse:
     """One request on a pooled or new connection, in one write; the response's head read."""
     scheme, host, port, target = _split_url(url)
-    key = (scheme, host.lower(), port)
+    key = (scheme, host, port)
     conn = pool.get(key)   # an idle connection keeps the proxy it was opened with
     proxy = conn.proxy if conn is not None else _proxy_for(scheme, host, port)
     netloc = f"[{host}]" if ":" in host else host
@@ -1865,7 +1792,7 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
                            "\r\n"]).encode("latin-1") + (body or b"")
     except UnicodeEncodeError:
         raise ProtocolError(f"{what}: a header or the URL is not ASCII/Latin-1") from None
-    for attempt in (0, 1):
+    while True:
         reused = conn is not None
         try:
             if conn is None:
@@ -1883,14 +1810,13 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
             # The server may close an idle keep-alive connection just as we reuse it (the pool
             # checked it just before); the request may have reached it all the same, so only
             # a request that is safe to repeat goes again (issue 12 item 3).
-            if reused and attempt == 0 and idempotent and isinstance(exc, ConnectionError):
+            if reused and idempotent and isinstance(exc, ConnectionError):
                 log.debug("%s: the reused connection failed (%s); retrying once on a new one", what, exc)
                 conn = None
                 continue
             via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
             raise ConnectionClosed(f"the connection to {_safe_url(url)}{via} broke before the answer: "
                                    f"{_os_reason(exc, host, port)}") from None
-    raise AssertionError("unreachable")
 
 
 async def _http_request(method: str, url: str, *, headers: dict[str, str] | None = None,
@@ -1956,17 +1882,6 @@ def _header_value(text: str) -> str:
     return f"{BASE64_MARK[0]}{encoded}{BASE64_MARK[1]}"
 
 
-def _header_scalar(value: Any) -> str | None:
-    """A tool argument as header text: booleans lowercase, integers in decimal."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return value if isinstance(value, str) else None
-
-
 def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str | None]:
     """The ``x-mcp-header`` annotations of a tool's inputSchema as (property path, name),
     or the reason they are invalid (digest §7.4)."""
@@ -2023,9 +1938,12 @@ def _param_headers(schema: Any, arguments: Any) -> dict[str, str]:
         value: Any = arguments
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
-        text = _header_scalar(value)
-        if text is not None:
-            headers[f"Mcp-Param-{name}"] = _header_value(text)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, int):   # booleans lowercase, integers in decimal
+            value = json.dumps(value)
+        if isinstance(value, str):
+            headers[f"Mcp-Param-{name}"] = _header_value(value)
     return headers
 
 
@@ -2115,8 +2033,12 @@ class _HTTPTransport(_Transport):
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, label: str = "server",
                  timeout: float = DEFAULT_TIMEOUT, auth: Any = None) -> None:
-        super().__init__(_safe_label(label, url))
-        self.url, self.timeout = _check_url(url, label), timeout
+        super().__init__(_safe_url(url) if label == url else label)   # no user info, no query
+        if _origin(url) is None:
+            raise ConfigError(f"{label}: {_safe_url(url)!r} is not a valid http(s) URL")
+        if password := urlsplit(url).password:
+            _remember_secret(unquote(password))
+        self.url, self.timeout = url, timeout
         self.headers = _checked_headers(headers, label)
         self.auth = auth   # an _OAuth (see Auth) or None
         self.pool = _ConnectionPool()
@@ -2199,8 +2121,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         super().__init__(url, **options)
         self.session_id: str | None = None
         self.version: str | None = None          # negotiated legacy version
-        self.modern_version: str | None = None   # of the last modern request
-        self.era: str | None = None              # MODERN_VERSION or "legacy", from what was sent
+        self.modern_version: str | None = None   # of the last modern request; None after initialize
         self._flights: dict[int, _Flight] = {}
         self._listener: asyncio.Task | None = None   # the legacy GET stream
         self._ending: asyncio.Task | None = None     # a flight reading its stream's end: the
@@ -2211,29 +2132,25 @@ class _StreamableHTTPTransport(_HTTPTransport):
 
     def _headers(self, message: JSON) -> tuple[dict[str, str], bool]:
         """The headers of a POST, and whether the message is a modern request."""
-        method = message.get("method")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        version = meta.get(META_VERSION)
+        method, params = message.get("method"), _object(message.get("params"))
+        version = _object(params.get("_meta")).get(META_VERSION)
+        modern = isinstance(version, str) and isinstance(method, str)
         headers = {"Accept": HTTP_ACCEPT, "Content-Type": "application/json", **self.headers}
-        if isinstance(version, str) and isinstance(method, str):
-            self.era, self.modern_version = MODERN_VERSION, version
-            # spec: the header equals the _meta version; Mcp-Method on every POST
-            headers["MCP-Protocol-Version"] = version
+        if modern:
+            self.modern_version = version
+        elif method == "initialize":   # spec: no version header and no session id on initialize
+            self.modern_version = None
+            return headers, False
+        elif not self.modern_version:
+            return self._legacy_headers(headers), False
+        # spec: the header equals the _meta version; Mcp-Method on every POST
+        headers["MCP-Protocol-Version"] = self.modern_version
+        if isinstance(method, str):
             headers["Mcp-Method"] = _header_value(method)
-            name = params.get("uri" if method == "resources/read" else "name")
-            if method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
-                headers["Mcp-Name"] = _header_value(name)
-            return headers, True
-        if method == "initialize":  # spec: no version header and no session id on initialize
-            self.era = "legacy"
-            return headers, False
-        if self.era == MODERN_VERSION and self.modern_version:
-            headers["MCP-Protocol-Version"] = self.modern_version
-            if isinstance(method, str):
-                headers["Mcp-Method"] = _header_value(method)
-            return headers, False
-        return self._legacy_headers(headers), False
+        name = params.get("uri" if method == "resources/read" else "name")
+        if modern and method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
+            headers["Mcp-Name"] = _header_value(name)
+        return headers, modern
 
     def _legacy_headers(self, headers: dict[str, str]) -> dict[str, str]:
         if self.session_id:
@@ -2258,7 +2175,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         resp, data = await self._post_no_reply(self.url, all_headers, body)
         if resp is not None:
             log.warning("%s", _status_error(self.label, resp, self.url, data, f"POST {what}"))
-        if method == "notifications/initialized" and self.era == "legacy":
+        if method == "notifications/initialized" and not self.modern_version:
             # the session is ready: open the optional GET stream for what the server sends
             # outside any request (a new session replaces the old stream)
             if self._listener is not None:
@@ -2271,7 +2188,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         flight = self._flights.get(rid)
         if flight is not None and flight.task is not None:
             flight.task.cancel()
-        modern = flight.modern if flight is not None else self.era == MODERN_VERSION
+        modern = flight.modern if flight is not None else self.modern_version is not None
         if notice is not None and not modern:
             await self.send(notice)
 
@@ -2301,8 +2218,12 @@ class _StreamableHTTPTransport(_HTTPTransport):
             # spec: a 404 for a request that carried a session id: start a new session
             self.session_id = None
             raise _SessionExpired(f"{self.label}: the server ended the HTTP session (HTTP 404)")
-        if flight.method == "initialize" and 200 <= status < 300:
-            self._take_session_id(resp)
+        session_id = resp.headers.get("Mcp-Session-Id")
+        if flight.method == "initialize" and 200 <= status < 300 and session_id is not None:
+            if session_id and all(0x21 <= ord(c) <= 0x7E for c in session_id):  # spec: visible ASCII
+                self.session_id = session_id
+            else:
+                log.warning("%s: ignored an invalid Mcp-Session-Id from the server", self.label)
         if 200 <= status < 300 and resp.media_type == "text/event-stream":
             return await self._read_stream(flight, resp)
         data = await resp.read()
@@ -2322,15 +2243,6 @@ class _StreamableHTTPTransport(_HTTPTransport):
         if not self._deliver(flight, reply):
             raise ProtocolError(f"{self.label}: the HTTP {status} reply to {flight.method} did not "
                                 f"answer it (request id {flight.rid})")
-
-    def _take_session_id(self, resp: _HTTPResponse) -> None:
-        value = resp.headers.get("Mcp-Session-Id")
-        if value is None:
-            return
-        if value and all(0x21 <= ord(c) <= 0x7E for c in value):  # spec: visible ASCII
-            self.session_id = value
-        else:
-            log.warning("%s: ignored an invalid Mcp-Session-Id from the server", self.label)
 
     def _deliver(self, flight: _Flight, reply: Any) -> bool:
         """Deliver what arrived for this request; True when it holds the response."""
@@ -2375,7 +2287,12 @@ class _StreamableHTTPTransport(_HTTPTransport):
                                        f"ending without a message ({MAX_SSE_RESUMES} reconnects)")
             # spec (2025-11-25): honour retry, measured from the close
             await asyncio.sleep(max(closed_at + _sse_delay(parser.retry, quiet) - time.monotonic(), 0))
-            resp = flight.response = await self._resume(flight, parser.last_id)
+            log.debug("%s: resuming the reply stream of %s after event %r", self.label, flight.method,
+                      parser.last_id)
+            headers = {"Accept": "text/event-stream", **self.headers, "Last-Event-ID": parser.last_id}
+            resp = flight.response = await self._get_event_stream(
+                self._legacy_headers(headers), f"resuming {flight.method}",
+                f"the reply stream of {flight.method} ended early and resuming it failed")
             parser = _SSEParser(last_id=parser.last_id, retry=parser.retry)
 
     async def _consume(self, flight: _Flight, events: Any) -> bool:
@@ -2396,14 +2313,6 @@ class _StreamableHTTPTransport(_HTTPTransport):
         except ConnectionClosed as exc:  # the stream broke: like its end
             log.debug("%s: the reply stream of %s broke: %s", self.label, flight.method, exc)
         return False
-
-    async def _resume(self, flight: _Flight, last_id: str) -> _HTTPResponse:
-        headers = self._legacy_headers({"Accept": "text/event-stream", **self.headers,
-                                        "Last-Event-ID": last_id})
-        log.debug("%s: resuming the reply stream of %s after event %r", self.label, flight.method, last_id)
-        return await self._get_event_stream(
-            headers, f"resuming {flight.method}",
-            f"the reply stream of {flight.method} ended early and resuming it failed")
 
     # The legacy GET stream, closing -----------------------------------------------------
 
