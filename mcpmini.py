@@ -2477,27 +2477,21 @@ class _LegacySSETransport(_HTTPTransport):
 #   403 insufficient_scope ─► rediscover, authorize again with the union of scopes (once)
 
 
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
 # Safe OAuth requests -------------------------------------------------------------------------
 
 def _host_is_loopback(host: str) -> bool:
     import ipaddress
     host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return host == "localhost" or host.endswith(".localhost") or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 
 
 def _check_oauth_url(url: str, what: str, *, allow_private: bool) -> str:
-    """A server-supplied OAuth URL, refused unless safe to fetch (SSRF rules): http(s), http
-    only to loopback, no user info/fragment/control characters, never link-local (cloud
-    metadata), unspecified or multicast addresses, loopback/private ones only when allowed."""
+    """A server-supplied OAuth URL, refused unless safe to fetch (SSRF): http(s), http only to
+    loopback, no user info/fragment/control characters, never a link-local (cloud metadata),
+    unspecified or multicast address, a loopback/private one only when allowed."""
     import ipaddress
     import socket
     if not isinstance(url, str) or any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
@@ -2548,10 +2542,10 @@ def _token_store_path() -> str:
 
 
 class _TokenStore:
-    """OAuth state: {"servers": {url: {issuer, resource}}, "clients": {issuer: {...}},
-    "tokens": {"<issuer> <resource>": {...}}}. In memory when ``path`` is None, else a 0600
-    JSON file in a 0700 directory; every read-modify-write runs under a lock file, so that
-    parallel mcpmini processes never redeem the same (rotating) refresh token twice."""
+    """OAuth state: {"servers": {url: {issuer, resource[, scope]}}, "clients": {issuer: {...}},
+    "tokens": {"<issuer> <resource>": {...}}}. In memory when ``path`` is None, else a private
+    JSON file; every read-modify-write runs under a lock file, so that parallel mcpmini
+    processes never redeem the same (rotating) refresh token twice."""
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path
@@ -2569,8 +2563,7 @@ class _TokenStore:
         return index, key, token if isinstance(token, dict) else None
 
     def peek(self) -> JSON:
-        """The data for reading: the file is read again only when it changed (every request
-        asks for its token)."""
+        """The data for reading, read again only when the file changed (each request asks)."""
         if self.path is None:
             return self._memory
         try:
@@ -2594,28 +2587,18 @@ class _TokenStore:
                 log.warning("%s was readable by others: made it private (0600)", self.path)
                 os.chmod(self.path, 0o600)
             with open(self.path, encoding="utf-8") as f:
-                data = json.load(f)
+                data = _object(json.load(f))
         except FileNotFoundError:
             data = {}
         except (OSError, ValueError) as exc:
             log.warning("ignored the unreadable OAuth store %s: %s", self.path, exc)
             data = {}
-        for key in ("servers", "clients", "tokens"):
-            if not isinstance(data.get(key), dict):
-                data[key] = {}
+        data |= {key: _object(data.get(key)) for key in ("servers", "clients", "tokens")}
         data["version"] = 1
-        for token in data["tokens"].values():
-            for name in ("access_token", "refresh_token"):
-                _remember_secret(token.get(name))
-        for client in data["clients"].values():
-            _remember_secret(client.get("client_secret"))
+        for item in [*data["tokens"].values(), *data["clients"].values()]:
+            for name in ("access_token", "refresh_token", "client_secret"):
+                _remember_secret(_object(item).get(name))
         return data
-
-    def _save(self, data: JSON) -> None:
-        if self.path is None:
-            self._memory = json.loads(json.dumps(data))
-            return
-        _write_json(self.path, data)
 
     @contextlib.asynccontextmanager
     async def locked(self) -> Any:
@@ -2632,7 +2615,10 @@ class _TokenStore:
         try:
             data = self.load()
             yield data
-            self._save(data)
+            if self.path is None:
+                self._memory = json.loads(json.dumps(data))
+            else:
+                _write_json(self.path, data)
         finally:
             self._held = False
             if lock:
@@ -2656,9 +2642,9 @@ class _TokenStore:
         return True
 
 
-@dataclasses.dataclass
 # The flow ------------------------------------------------------------------------------------
 
+@dataclasses.dataclass
 class _Discovery:
     """What discovery found for one server, validated."""
     resource: str            # PRM "resource", verbatim (sent as RFC 8707 `resource`)
@@ -2706,32 +2692,27 @@ class _CallbackListener:
 
 
 class _OAuth:
-    """OAuth for one MCP server URL; attached to its HTTP transport as ``auth``.
+    """OAuth for one MCP server URL; attached to its HTTP transport as ``auth``. The client:
+    ``client_id``/``client_secret`` (pre-registered; ``issuer`` pins its AS), else
+    ``client_metadata_url`` (a Client ID Metadata Document, when the AS supports it), else
+    Dynamic Client Registration. ``scope`` overrides scope selection. ``interactive``: a browser
+    step may happen (never by default in the library); ``open_browser(url)`` replaces
+    ``webbrowser.open``; ``paste()`` (blocking, returns the pasted redirect URL) races the
+    listener. ``assume_pkce`` accepts metadata without ``code_challenge_methods_supported``
+    (S256 is still sent). ``allow_private`` lets server-supplied URLs point at private/loopback
+    addresses (always when the MCP server is loopback). ``login_hint``: the command to suggest
+    when a login is needed but not allowed here. ``grant="client_credentials"`` (for machines;
+    needs a client id and secret) needs no browser. ``timeout`` bounds each OAuth HTTP exchange
+    (at most OAUTH_TIMEOUT; the browser has OAUTH_LOGIN_TIMEOUT)."""
 
-    ``client_id``/``client_secret``: a pre-registered client (``issuer`` binds it to one AS);
-    ``client_metadata_url``: a Client ID Metadata Document URL (used when the AS supports it);
-    otherwise Dynamic Client Registration. ``scope`` overrides scope selection. ``interactive``:
-    a browser step may happen (never by default in the library); ``open_browser(url)`` replaces
-    ``webbrowser.open``; ``paste`` (a callable returning the pasted redirect URL, blocking) is
-    raced against the listener. ``assume_pkce`` accepts an AS whose metadata omits
-    ``code_challenge_methods_supported`` (S256 is still sent). ``allow_private`` lets
-    server-supplied URLs point at private/loopback addresses (always allowed when the MCP
-    server itself is loopback). ``login_hint`` is the command told to the user when a login
-    is needed but not allowed here. ``grant="client_credentials"`` (the OAuth client
-    credentials extension, for machines: needs ``client_id`` and ``client_secret``) gets tokens
-    without a browser. ``timeout`` bounds each OAuth HTTP exchange as a whole (at most
-    OAUTH_TIMEOUT); the wait for the browser has its own limit, OAUTH_LOGIN_TIMEOUT.
-    """
-
-    def __init__(self, server_url: str, *, store: _TokenStore | None = None,
-                 client_id: str | None = None, client_secret: str | None = None,
-                 issuer: str | None = None, client_metadata_url: str | None = None,
-                 scope: str | None = None, interactive: bool = False,
-                 open_browser: Callable[[str], Any] | None = None,
-                 paste: Callable[[], str] | None = None, callback_port: int = OAUTH_CALLBACK_PORT,
-                 allow_private: bool = False, assume_pkce: bool = False,
-                 login_hint: str = "mcpmini login SERVER", notify: Callable[[str], Any] | None = None,
-                 grant: str = "authorization_code", timeout: float | None = None) -> None:
+    def __init__(self, server_url: str, *, store: _TokenStore | None = None, client_id: str | None = None,
+                 client_secret: str | None = None, issuer: str | None = None,
+                 client_metadata_url: str | None = None, scope: str | None = None, interactive: bool = False,
+                 open_browser: Callable[[str], Any] | None = None, paste: Callable[[], str] | None = None,
+                 callback_port: int = OAUTH_CALLBACK_PORT, allow_private: bool = False,
+                 assume_pkce: bool = False, login_hint: str = "mcpmini login SERVER",
+                 notify: Callable[[str], Any] | None = None, grant: str = "authorization_code",
+                 timeout: float | None = None) -> None:
         self.server_url = _canonical_url(server_url)
         self.store = store or _TokenStore()
         self.client_id, self.client_secret, self.issuer_pin = client_id, client_secret, issuer
@@ -2747,24 +2728,15 @@ class _OAuth:
             raise ConfigError("the client_credentials grant needs a client id and secret")
         self.grant, self.timeout = grant, min(timeout or OAUTH_TIMEOUT, OAUTH_TIMEOUT)
         self._lock = asyncio.Lock()
-        self._requested_scope: str | None = None
+        self._requested_scope: str | None = None   # by the last authorization
         self._sent_token: str | None = None
 
     # For the transport ------------------------------------------------------------------
 
-    def _token_entry(self, data: JSON) -> tuple[str | None, JSON | None]:
-        index = data["servers"].get(self.server_url)
-        if not isinstance(index, dict):
-            return None, None
-        key = f"{index.get('issuer')} {index.get('resource')}"
-        token = data["tokens"].get(key)
-        return key, token if isinstance(token, dict) else None
-
     def token_id(self) -> str:
         """A hash of the stored access token ("" when none): what private cache entries are
         keyed by, so that they are never shared across tokens."""
-        _, token = self._token_entry(self.store.peek())
-        access = (token or {}).get("access_token")
+        access = (self.store.entry(self.store.peek(), self.server_url)[2] or {}).get("access_token")
         return hashlib.sha256(access.encode()).hexdigest() if isinstance(access, str) else ""
 
     async def headers(self, url: str) -> dict[str, str]:
@@ -2799,14 +2771,13 @@ class _OAuth:
             # nothing stored and no login allowed here: no discovery, just say what to do
             if "resource_metadata" not in params:
                 return False
-            challenge = {"scheme": "Bearer", **params}
-            details = ", ".join(f'{k}="{challenge[k]}"' for k in ("error", "scope", "resource_metadata")
-                                if k in challenge)
+            details = ", ".join(f'{k}="{params[k]}"' for k in ("error", "scope", "resource_metadata")
+                                if k in params)
             raise AuthError(_redact(
                 f"HTTP {status} from {_safe_url(url)} (WWW-Authenticate: Bearer {details}): the "
                 f"server needs an OAuth login: run `{self._login_advice(params.get('scope'))}` in a "
                 "terminal, or pass a token with -H 'Authorization: Bearer <token>'"),
-                status=status, url=_safe_url(url), www_authenticate=challenge)
+                status=status, url=_safe_url(url), www_authenticate={"scheme": "Bearer", **params})
         async with self._lock:
             try:
                 disc = await self.discover(params)   # rule: rediscover on every 401/403 (AS migration)
@@ -2814,25 +2785,17 @@ class _OAuth:
                 if getattr(exc, "no_prm", False):
                     return False  # not an OAuth server: the transport's own AuthError stands
                 raise
-            token = self.store.load()["tokens"].get(f"{disc.issuer} {disc.resource}")
-            if kind == "401":
-                if token and token.get("access_token") != self._sent_token:
-                    async with self.store.locked() as data:   # another process (or request) got a newer one
-                        self._index(data, disc)
-                    return True
-                if token and token.get("refresh_token"):
-                    if await self._refresh(disc, token.get("access_token")):
-                        return True
-                await self._authorize(disc, self._select_scope(disc, params))
+            if kind == "401":   # a newer token (got by another process or request), or a refresh
+                if not await self._refresh(disc, self._sent_token):
+                    await self._authorize(disc, self._select_scope(disc, params))
                 return True
             # 403 insufficient_scope: a new authorization with the union (a refresh cannot widen)
-            wanted = (self._requested_scope or (token or {}).get("scope") or "").split()
-            for item in (params.get("scope") or "").split():
-                if item not in wanted:
-                    wanted.append(item)
+            token = _object(self.store.load()["tokens"].get(f"{disc.issuer} {disc.resource}"))
+            had = self._requested_scope or token.get("scope") or ""
+            wanted = " ".join(dict.fromkeys(f"{had} {params.get('scope') or ''}".split()))
             async with self.store.locked() as data:   # the next login asks for it too
-                self._index(data, disc, " ".join(wanted))
-            await self._authorize(disc, " ".join(wanted) or None)
+                self._index(data, disc, wanted)
+            await self._authorize(disc, wanted or None)
             return True
 
     # Discovery ---------------------------------------------------------------------------
@@ -2847,7 +2810,7 @@ class _OAuth:
                             f"{self.timeout:g} s") from None
 
     async def _fetch(self, method: str, url: str, what: str, *, form: dict[str, str] | None = None,
-                     body: JSON | None = None, headers: dict[str, str] | None = None) -> tuple[int, Any, bytes]:
+                     body: JSON | None = None, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
         """One OAuth HTTP exchange: one deadline for all of it (connect, headers, body), no
         redirect followed (a 3xx comes back as is), the answer capped at OAUTH_MAX_BODY."""
         all_headers = {"Accept": "application/json", **(headers or {})}
@@ -2862,7 +2825,7 @@ class _OAuth:
             resp = await _http_request(method, url, headers=all_headers, body=data, timeout=self.timeout,
                                        redirects=False)
             try:
-                return resp.status, resp.headers, await resp.read(OAUTH_MAX_BODY)
+                return resp.status, await resp.read(OAUTH_MAX_BODY)
             finally:
                 resp.close()
         except (ConnectionClosed, ProtocolError) as exc:
@@ -2870,7 +2833,7 @@ class _OAuth:
 
     async def _get_json(self, url: str, what: str) -> tuple[int, JSON | None]:
         await self._checked(url, what)
-        status, _, raw = await self._fetch("GET", url, what)
+        status, raw = await self._fetch("GET", url, what)
         if status != 200:
             log.debug("%s %s: HTTP %d", what, _safe_url(url), status)
             return status, None
@@ -2883,14 +2846,10 @@ class _OAuth:
     async def discover(self, challenge: dict[str, str]) -> _Discovery:
         """PRM then AS metadata, validated (see the diagram at the top of this section)."""
         parts = urlsplit(self.server_url)
-        root = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+        well_known = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource"
         path = parts.path.rstrip("/")
-        urls = [challenge["resource_metadata"]] if challenge.get("resource_metadata") else []
-        if path:
-            urls.append(f"{root}/.well-known/oauth-protected-resource{path}")
-        urls.append(f"{root}/.well-known/oauth-protected-resource")
         prm = None
-        for url in urls:
+        for url in filter(None, [challenge.get("resource_metadata"), path and well_known + path, well_known]):
             try:
                 status, doc = await self._get_json(url, "protected resource metadata")
             except AuthError as exc:  # refused or unreachable: the next candidate
@@ -2911,7 +2870,7 @@ class _OAuth:
         # spec: the PRM must name this server: same origin, and its path a prefix of ours
         r_path = urlsplit(resource).path.rstrip("/")
         if _origin(resource) != _origin(self.server_url) or \
-                not (parts.path.rstrip("/") == r_path or parts.path.startswith(r_path + "/")):
+                not (path == r_path or parts.path.startswith(r_path + "/")):
             raise AuthError(f"refused the protected resource metadata of {_safe_url(self.server_url)}: "
                             f"it is for {_safe_url(resource)}", url=_safe_url(self.server_url))
         issuer = prm["authorization_servers"][0]
@@ -2924,17 +2883,11 @@ class _OAuth:
 
     async def _as_metadata(self, issuer: str) -> JSON:
         p = urlsplit(issuer)
-        root = urlunsplit((p.scheme, p.netloc, "", "", ""))
-        path = p.path.rstrip("/")
-        if path:
-            urls = [f"{root}/.well-known/oauth-authorization-server{path}",
-                    f"{root}/.well-known/openid-configuration{path}",
-                    f"{root}{path}/.well-known/openid-configuration"]
-        else:
-            urls = [f"{root}/.well-known/oauth-authorization-server",
-                    f"{root}/.well-known/openid-configuration"]
+        root, path = f"{p.scheme}://{p.netloc}", p.path.rstrip("/")
+        urls = [f"{root}/.well-known/oauth-authorization-server{path}",   # RFC 8414's path form, then OIDC's
+                f"{root}/.well-known/openid-configuration{path}", path and f"{root}{path}/.well-known/openid-configuration"]
         problems = []
-        for url in urls:
+        for url in filter(None, urls):
             status, meta = await self._get_json(url, "authorization server metadata")
             if status >= 500:
                 problems.append(f"{_safe_url(url)}: HTTP {status}")
@@ -3021,7 +2974,7 @@ class _OAuth:
             body = {"client_name": "mcpmini", "redirect_uris": [redirect_uri],
                     "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
                     "token_endpoint_auth_method": "none", "application_type": "native"}
-            status, _, raw = await self._fetch("POST", endpoint, "client registration", body=body)
+            status, raw = await self._fetch("POST", endpoint, "client registration", body=body)
             if status not in (200, 201):
                 raise AuthError(f"client registration at {_safe_url(endpoint)} failed: HTTP {status} "
                                 f"{_redact(raw[:300].decode('utf-8', 'replace'))}")
@@ -3066,7 +3019,7 @@ class _OAuth:
         (``.oauth_error`` holds the OAuth error code)."""
         endpoint = disc.meta["token_endpoint"]
         form, headers = self._client_auth(client, form)
-        status, _, raw = await self._fetch("POST", endpoint, "token request", form=form, headers=headers)
+        status, raw = await self._fetch("POST", endpoint, "token request", form=form, headers=headers)
         try:
             answer = _oauth_json(status, raw, "token request")
         except AuthError:
@@ -3159,7 +3112,7 @@ class _OAuth:
         for kind in ("refresh_token", "access_token"):   # the refresh token first: it outlives the other
             if token.get(kind):
                 form, headers = self._client_auth(client, {"token": token[kind], "token_type_hint": kind})
-                status, _, _ = await self._fetch("POST", endpoint, "token revocation", form=form, headers=headers)
+                status, _ = await self._fetch("POST", endpoint, "token revocation", form=form, headers=headers)
                 if status != 200:   # RFC 7009: 200 also for a token that was no longer valid
                     return f"forgotten here, but the authorization server refused to revoke them (HTTP {status})"
         return "revoked at the authorization server and forgotten"
@@ -3206,9 +3159,11 @@ class _OAuth:
             # spec: record the validated issuer with the verifier and state before redirecting
             attempt = {"issuer": disc.issuer, "state": state, "verifier": verifier}
             _remember_secret(verifier)
+            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+            challenge = challenge.rstrip(b"=").decode()
             query = {"response_type": "code", "client_id": client["client_id"],
                      "redirect_uri": listener.redirect_uri,
-                     "code_challenge": _b64url(hashlib.sha256(verifier.encode("ascii")).digest()),
+                     "code_challenge": challenge,
                      "code_challenge_method": "S256", "state": state, "resource": disc.resource}
             if scope:
                 query["scope"] = scope
