@@ -3367,11 +3367,9 @@ class _Era:
 
 
 class _Negotiation:
-    """Decides the era of one server over sessions that ``open_session(kind)`` starts (kind
-    "stdio", "http" or "sse"); ``run()`` returns the :class:`_Era` and the session to keep.
-    ``cached`` is what an earlier run found ("sse", "legacy" or MODERN_VERSION), tried first
-    in auto mode (HTTP+SSE also when legacy is pinned); ``capabilities`` are the client's, sent
-    with the probe and initialize."""
+    """Decides one server's era over sessions that ``open_session(kind)`` starts; ``run()``
+    returns the :class:`_Era` and the session to keep. ``cached`` is an earlier run's answer
+    ("sse", "legacy" or MODERN_VERSION), tried first in auto mode ("sse" also when legacy is pinned)."""
 
     def __init__(self, open_session: Callable[[str], Awaitable[_Session]], *, kind: str,
                  protocol: str, cached: str | None, capabilities: JSON, timeout: float,
@@ -3380,9 +3378,8 @@ class _Negotiation:
         self.client_info = client_info or CLIENT_INFO
         self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
         self.capabilities, self.timeout, self.label = capabilities, timeout, label
-        # the per-request ``_meta`` of the 2026-07-28 era, built once
         self.meta = {META_VERSION: MODERN_VERSION, META_CAPABILITIES: capabilities,
-                     META_CLIENT_INFO: dict(self.client_info)}
+                     META_CLIENT_INFO: dict(self.client_info)}   # each 2026-07-28 request's _meta
         self.session: _Session | None = None
         self.opened = kind   # the kind of the current session
 
@@ -3390,7 +3387,6 @@ class _Negotiation:
         """A fresh session (the previous one, if any, is closed first)."""
         if self.session is not None:
             await self.session.close(fast=True)
-            self.session = None
         self.session = await self.open_session(kind)
         self.opened = kind
 
@@ -3404,13 +3400,12 @@ class _Negotiation:
         elif self.protocol == MODERN_VERSION:
             era = await self._discover()
         elif self.cached in ("legacy", MODERN_VERSION):
+            legacy = self.cached == "legacy"
             try:
-                if self.cached == "legacy":
-                    era = await self.initialize(reason="legacy era remembered from an earlier run")
-                else:
-                    era = await self._discover("modern era remembered from an earlier run")
+                era = await (self.initialize(reason="legacy era remembered from an earlier run") if legacy
+                             else self._discover("modern era remembered from an earlier run"))
             except (RemoteError, ProtocolError, ConnectionClosed) as exc:
-                if isinstance(exc, ConnectionClosed) and self.cached != "legacy":
+                if isinstance(exc, ConnectionClosed) and not legacy:
                     raise
                 log.info("%s: the remembered era failed (%s); probing again", self.label, exc)
                 await self._open(self.kind)
@@ -3474,9 +3469,8 @@ class _Negotiation:
             return "server/discover was cancelled"
         exc = probe.exception()
         if exc is None:
-            if isinstance(probe.result().get("supportedVersions"), list):
-                return "modern"
-            return "server/discover answered without supportedVersions"
+            modern = isinstance(probe.result().get("supportedVersions"), list)
+            return "modern" if modern else "server/discover answered without supportedVersions"
         if isinstance(exc, RemoteError):
             if exc.code == UNSUPPORTED_VERSION:
                 return _supported(exc)
@@ -3557,7 +3551,7 @@ class _Negotiation:
                     # (its capabilities unknown).
                     log.info("%s: server/discover answered %s; continuing in the pinned era",
                              self.label, exc.code)
-                    return dataclasses.replace(self._modern({}, f"{reason}; no server/discover"),
+                    return dataclasses.replace(self._settled({}, f"{reason}; no server/discover"),
                                                capabilities=None)
                 raise
             return await self._adopt_discover(result, reason)
@@ -3569,14 +3563,16 @@ class _Negotiation:
             raise ProtocolError(f"{self.label}: server/discover listed no protocol versions "
                                 "(supportedVersions is empty); try --protocol legacy")
         if MODERN_VERSION in supported:
-            return self._modern(result, f"{reason} with {MODERN_VERSION}: modern")
+            return self._settled(result, f"{reason} with {MODERN_VERSION}: modern")
         return await self._modern_fallback(supported, f"{reason} without {MODERN_VERSION}")
 
-    def _modern(self, result: JSON, reason: str) -> _Era:
+    def _settled(self, result: JSON, why: str, version: str = MODERN_VERSION) -> _Era:
+        """The record of a DiscoverResult or an InitializeResult."""
         info = _object(result.get("_meta")).get(META_SERVER_INFO) or result.get("serverInfo")
-        instructions = result.get("instructions")
-        return _Era(MODERN_VERSION, MODERN_VERSION, _object(info), _object(result.get("capabilities")),
-                    instructions if isinstance(instructions, str) else None, reason, self.opened)
+        text = result.get("instructions")
+        return _Era("legacy" if version in LEGACY_VERSIONS else MODERN_VERSION, version, _object(info),
+                    _object(result.get("capabilities")), text if isinstance(text, str) else None,
+                    why, self.opened)
 
     # Legacy -------------------------------------------------------------------------------
 
@@ -3593,7 +3589,6 @@ class _Negotiation:
                 result = await self.session.request(
                     "initialize", self._initialize_params(version), timeout=self.timeout,
                     cancellable=False)
-                break
             except RemoteError as exc:
                 supported = [v for v in LEGACY_VERSIONS if v in _supported(exc) and v != version]
                 if exc.code == INVALID_PARAMS and supported:  # the 2025-11-25 example's refusal
@@ -3602,9 +3597,8 @@ class _Negotiation:
                 if exc.code == UNSUPPORTED_VERSION and _supported(exc):
                     return await self._modern_fallback(_supported(exc), reason + "; initialize answered -32022")
                 raise
-        else:
-            raise ProtocolError(f"{self.label}: initialize kept refusing protocol versions")
-        return await self._finish_initialize(result, reason)
+            return await self._finish_initialize(result, reason)
+        raise ProtocolError(f"{self.label}: initialize kept refusing protocol versions")
 
     async def _finish_initialize(self, result: JSON, reason: str) -> _Era:
         assert self.session is not None
@@ -3615,31 +3609,10 @@ class _Negotiation:
                 f"which mcpmini does not speak (it speaks {MODERN_VERSION} and "
                 f"{', '.join(LEGACY_VERSIONS)})")
         await self.session.notify("notifications/initialized")
-        instructions = result.get("instructions")
-        return _Era("legacy", version, _object(result.get("serverInfo")),
-                    _object(result.get("capabilities")),
-                    instructions if isinstance(instructions, str) else None,
-                    f"{reason}, initialize {version}", self.opened)
+        return self._settled(result, f"{reason}, initialize {version}", version)
 
 
 # -- Client -----------------------------------------------------------------------------------
-
-
-async def _elicit(client: Client, params: JSON) -> JSON:
-    """Answer an elicitation: the schema's defaults (``accept_defaults``), else the client's
-    ``on_elicit`` callback, else decline."""
-    if (params.get("mode") or "form") == "form" and client.accept_defaults:
-        props = _object(_object(params.get("requestedSchema")).get("properties"))
-        return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
-                                                if isinstance(v, dict) and "default" in v}}
-    if client.on_elicit is None:
-        return {"action": "decline"}
-    answer = client.on_elicit(params)
-    if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
-        answer = await answer
-    if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
-        raise ProtocolError(f"on_elicit returned {answer!r}; expected an ElicitResult")
-    return answer
 
 
 def _maybe_ran(why: str, method: str) -> str:
@@ -3745,28 +3718,6 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
         ("added", sorted(set(digests) - set(old))), ("removed", sorted(set(old) - set(digests))),
         ("changed", sorted(n for n in digests if n in old and old[n] != digests[n]))) if names]
     return f"{client.name}: its tools changed since they were last listed: {'; '.join(parts)}"
-
-
-class _ListCache:
-    """Cached list results: modern for their ttlMs, legacy until list_changed."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, tuple[float, list[JSON]]] = {}
-
-    def get(self, method: str) -> list[JSON] | None:
-        entry = self.entries.get(method)
-        if entry and time.monotonic() < entry[0]:
-            return entry[1]
-        return None
-
-    def put(self, method: str, items: list[JSON], ttl: float) -> None:
-        if ttl > 0:
-            self.entries[method] = (time.monotonic() + ttl, items)
-
-    def drop(self, *methods: str) -> None:
-        """Forget ``methods``, or everything."""
-        for method in methods or list(self.entries):
-            self.entries.pop(method, None)
 
 
 class _ListStore:
@@ -3878,7 +3829,7 @@ class Client:
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
         self._era: _Era | None = None
-        self._lists = _ListCache()
+        self._lists: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
         self._schemas: dict[str, Any] = {}      # tool -> inputSchema, for Mcp-Param-* headers
         self._dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
         self._reconnecting: asyncio.Future | None = None
@@ -3945,7 +3896,7 @@ class Client:
     async def connect(self) -> None:
         """Start the server (or reach the URL) and settle the era; bounded by ``timeout``."""
         await self.close(fast=True)
-        self._lists.drop()
+        self._lists.clear()
         key = self.key
         cached = self._era_cache.load().get(key) if self._era_cache else None
         cached = cached if isinstance(cached, str) else None
@@ -3977,7 +3928,8 @@ class Client:
     # Incoming from the server ---------------------------------------------------------------
 
     def _on_notification(self, method: str, params: JSON) -> None:
-        self._lists.drop(*LIST_CHANGED.get(method, ()))
+        for stale in LIST_CHANGED.get(method, ()):
+            self._lists.pop(stale, None)
         if method == "notifications/tools/list_changed" and self._store:   # stale at once
             self._store.put("tools/list", [], 0.0)
         if self.on_notification:
@@ -3998,16 +3950,28 @@ class Client:
         return await self._answer(str(method), _object(message.get("params")))
 
     async def _answer(self, method: str, params: JSON) -> JSON:
-        """What the server asked for (a legacy request or an MRTR input request)."""
+        """What the server asked for (a legacy request or an MRTR input request). Elicitation:
+        the schema's defaults (``accept_defaults``), else ``on_elicit``, else decline."""
         if self.on_request is not None:
             answer = self.on_request(method, params)
             return await answer if asyncio.iscoroutine(answer) else answer
         if method == "ping":
             return {}
-        if method == "elicitation/create":   # declined when nobody can answer
-            return await _elicit(self, params)
-        raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method} (mcpmini answers only "
-                          "elicitation)")
+        if method != "elicitation/create":
+            raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method} (mcpmini answers only "
+                              "elicitation)")
+        if (params.get("mode") or "form") == "form" and self.accept_defaults:
+            props = _object(_object(params.get("requestedSchema")).get("properties"))
+            return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
+                                                    if isinstance(v, dict) and "default" in v}}
+        if self.on_elicit is None:
+            return {"action": "decline"}
+        answer = self.on_elicit(params)
+        if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
+            answer = await answer
+        if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
+            raise ProtocolError(f"on_elicit returned {answer!r}; expected an ElicitResult")
+        return answer
 
     # Requests -----------------------------------------------------------------------------
 
@@ -4079,36 +4043,28 @@ class Client:
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
         """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with
-        ``reconnect`` a lost connection started again once, the request sent again only when
-        that cannot run it twice."""
+        ``reconnect`` a lost connection started again once (spec: a client SHOULD restart a
+        stdio server that exits), shared by every caller that failed on it; the request is
+        sent again only when that cannot run it twice."""
         session = self._session
         try:
             return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
         except ConnectionClosed as exc:
-            if isinstance(exc, _SessionExpired) or session is None:
-                raise
             repeat = method in SAFE_TO_REPEAT or isinstance(exc, _NotSent)
+            if isinstance(exc, _SessionExpired) or session is None or (repeat and not self.reconnect):
+                raise
             if self.reconnect:
-                await self._reconnect(session, exc)
+                if self._reconnecting is None:
+                    log.warning("%s: %s; reconnecting once", self.name, exc)
+                    self._lost_session = session
+                    self._reconnecting = asyncio.ensure_future(self.connect())
+                elif session is not self._lost_session:  # failed again after the reconnect
+                    raise
+                await asyncio.shield(self._reconnecting)
             if not repeat:
                 why = f"{exc}; reconnected for what comes next" if self.reconnect else str(exc)
                 raise ConnectionClosed(_maybe_ran(why, method)) from exc
-            if not self.reconnect:
-                raise
         return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
-
-    async def _reconnect(self, lost: _Session, exc: ConnectionClosed) -> None:
-        """Reconnect once per client (spec: a client SHOULD restart a stdio server that
-        exits); every caller that failed on the lost connection shares that one reconnect."""
-        if self._reconnecting is None:
-            if not self.reconnect:
-                raise exc
-            log.warning("%s: %s; reconnecting once", self.name, exc)
-            self._lost_session = lost
-            self._reconnecting = asyncio.ensure_future(self.connect())
-        elif lost is not self._lost_session:  # failed again after the reconnect
-            raise exc
-        await asyncio.shield(self._reconnecting)
 
     async def _mrtr(self, method: str, params: JSON, timeout: float | None) -> JSON:
         """Multi round-trip requests (2026-07-28): answer ``input_required`` by retrying the
@@ -4143,15 +4099,19 @@ class Client:
         if capabilities is not None and method.partition("/")[0] not in capabilities:
             return []   # not offered: nothing to ask (as the Inspector shows it)
         self.from_cache.discard(method)
-        if not refresh and (cached := self._lists.get(method)) is not None:
-            return cached
+        until, items = self._lists.get(method, (0.0, []))
+        if not refresh and time.monotonic() < until:
+            return items
         store = self._store if method == "tools/list" else None
         if stored and store and (cached := store.get(method)) is not None:
             self.from_cache.add(method)
-            return _usable(method, cached, self.name)
+            items = _usable(method, cached, self.name)
+            self._keep_schemas(items)   # _request did not see them
+            return items
         modern = self.era == MODERN_VERSION
         items, ttl = await _all_pages(self._request, method, key, modern, self.name)
-        self._lists.put(method, items, ttl)
+        if ttl > 0:
+            self._lists[method] = (time.monotonic() + ttl, items)
         if store:
             store.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
         return items
@@ -4159,10 +4119,7 @@ class Client:
     async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
         """Every tool of every page, as the server sent them (kept for the connection; see
         ``refresh``). ``cached``: the persistent list cache's copy will do while it is fresh."""
-        tools = await self._list("tools/list", "tools", refresh, cached)
-        if "tools/list" in self.from_cache:   # _request did not see it
-            self._keep_schemas(tools)
-        return tools
+        return await self._list("tools/list", "tools", refresh, cached)
 
     async def list_resources(self, *, refresh: bool = False) -> list[JSON]:
         """Every resource of every page."""
@@ -4188,9 +4145,7 @@ class Client:
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
                          timeout: float | None = None) -> JSON:
         """Get a prompt; the raw result with its ``messages``."""
-        params: JSON = {"name": name}
-        if arguments:
-            params["arguments"] = arguments
+        params = {"name": name, "arguments": arguments} if arguments else {"name": name}
         return await self._call("prompts/get", params, timeout)
 
     async def notify(self, method: str, params: JSON | None = None) -> None:
@@ -4198,8 +4153,6 @@ class Client:
         if self._session is None:
             raise ConnectionClosed(f"{self.name}: not connected")
         await self._session.notify(method, params)
-
-
 
 
 def result_text(result: JSON) -> str:
