@@ -5998,8 +5998,7 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
 
 
 # -- CLI --------------------------------------------------------------------------------------
-# Everything that parses argv or writes to a terminal. main() turns every MCPError into one
-# line on stderr and the exit code of its kind.
+# main() turns every MCPError into one line on stderr and the exit code of its kind.
 
 
 def _isatty(stream: Any) -> bool:
@@ -6015,18 +6014,19 @@ def _columns(stream: Any) -> int:
 
 
 class _Output(logging.Handler):
-    """Where the CLI writes: results on stdout, diagnostics (log records too: main() makes this
-    the handler of mcpmini's logger) on stderr and, on a terminal, one self-erasing status line
-    (what is awaited, for how long, the server's latest progress), erased before anything else
-    is written. Colour and the status line are off with TERM=dumb, NO_COLOR or --no-color
-    (decision #13); FORCE_COLOR turns colour on."""
+    """Where the CLI writes: results on stdout; diagnostics (log records too) on stderr and, on a
+    terminal, one self-erasing status line (what is awaited, how long, the latest progress) and
+    ask's tool-call lines. TERM=dumb, NO_COLOR and --no-color turn colour and the status line
+    off (decision #13); FORCE_COLOR turns colour on."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
         super().__init__()
-        self.json_mode, self.no_color, self.quiet = json_mode, no_color, quiet
+        self.json_mode, self.no_color, self.quiet, self.verbose = json_mode, no_color, quiet, 0
         self.doing, self.since, self.progress, self.drawn = "", 0.0, "", ""
         self.timer: asyncio.TimerHandle | None = None
         self.last_call: Any = None      # the call of ask whose line was written last
+        self.calls: dict[Any, tuple[str, str]] = {}   # ask's running calls: id -> name, line
+        self.line_open = False          # ask's answer is on a line not yet ended
         self.warned: set[str] = set()   # project files warned about in this command
         self.terminal: _Terminal | None | bool = False   # False: not opened yet
 
@@ -6078,8 +6078,9 @@ class _Output(logging.Handler):
         if doing and self.live and self.timer is None:
             self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
 
-    def on_progress(self, params: JSON) -> str:
-        """The server's latest notifications/progress (``1/2 50% message``), for the status line."""
+    def on_progress(self, params: JSON) -> None:
+        """The server's latest notifications/progress (``1/2 50% message``): on the status line,
+        and with -v on a line of its own."""
         value, total, message = (params.get(k) for k in ("progress", "total", "message"))
         number = lambda v: _json_type(v) in ("integer", "number")  # noqa: E731
         text = f" {value:g}" if number(value) else " ?"
@@ -6088,7 +6089,8 @@ class _Output(logging.Handler):
         self.progress = text + (f" {message}" if isinstance(message, str) else "")
         if self.drawn:
             self._draw()
-        return self.progress
+        if self.verbose:
+            self.note(f"mcpmini: progress{self.progress}")
 
     def _tick(self) -> None:
         self.timer = None
@@ -6105,6 +6107,57 @@ class _Output(logging.Handler):
         if text != self.drawn:   # never wider than the terminal, so that "\r" erases it
             self.put(sys.stderr, f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")
             self.drawn = text
+
+    def answer(self, piece: str) -> None:
+        if not self.json_mode:
+            self.wait("")
+            self.put(sys.stdout, _redact(_visible(piece)))
+            self.line_open = not piece.endswith("\n")
+
+    def end_line(self) -> None:
+        if self.line_open:
+            self.put(sys.stdout, "\n")
+            self.line_open = False
+
+    def event(self, kind: str, info: JSON) -> None:
+        """What ask's agent does: on a terminal (or with -v) each tool call is a line on stderr
+        as it starts, completed with its time when it ends (decision #14)."""
+        shown = self.live or self.verbose
+        if kind == "server_failed":
+            self.note(f"mcpmini: skipping server {info['server']}: {info['error']}")
+        elif kind == "reply":
+            self.end_line()
+        elif self.json_mode:
+            return
+        elif kind == "request":
+            self.wait("waiting for the model")
+        elif kind == "tool_call":
+            name = f"{info['server']}.{info['tool']}"
+            words = [f"{k}={_shown(v)}" for k, v in _fold(info["arguments"], 40).items()]
+            self.calls[info["id"]] = name, _redact(_visible(f"→ {name} {' '.join(words)}", True))[
+                :(_columns(sys.stderr) or 80) - 3]
+            if shown:
+                self.note(f"{self.calls[info['id']][1]} …")
+                self.last_call = info["id"]
+            self.wait(f"calling {name}")
+        elif kind == "tool_result" and info["id"] in self.calls:
+            line = self.calls.pop(info["id"])[1]
+            if self.live and self.last_call == info["id"]:   # still the last line: complete it
+                self.clear()
+                self.put(sys.stderr, "\x1b[A\r")
+            if shown:
+                self.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
+            if self.calls:
+                self.wait(f"calling {next(iter(self.calls.values()))[0]}")
+        elif kind == "server_lost":
+            self.note(f"mcpmini: server {info['server']} failed and is not used any more: {info['error']}")
+        elif kind == "retry":
+            self.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
+                     f"{info['attempt']} in {info['delay']:g} s")
+        elif kind == "tools_changed":
+            self.note(f"mcpmini: {info['changes']}")
+        elif kind == "fallback" and self.verbose:
+            self.note(f"mcpmini: {info['reason']}")
 
     def tty(self) -> _Terminal | None:
         """The terminal to ask questions on, opened once; None when there is none."""
@@ -6127,12 +6180,10 @@ class _Output(logging.Handler):
 
 
 class _Terminal:
-    """The controlling terminal, where every question that needs a typed answer is asked
-    (decision #12), even while stdin and stdout carry data: ``/dev/tty`` opened for reading
-    and for writing apart, unbuffered (one text-mode "r+" file fails: a tty cannot seek).
-    While an answer is typed, CR counts as LF, Ctrl-C ends the line instead of the run, and
-    an answer ended by Ctrl-C or Ctrl-D is declined (None); the read waits in a daemon thread,
-    so a pending question never holds up the exit."""
+    """``/dev/tty``, where every question needing a typed answer is asked (decision #12), even
+    while stdin and stdout carry data; opened twice, unbuffered (a tty cannot seek). While an
+    answer is typed CR counts as LF, Ctrl-C ends the line (not the run) and declines, as Ctrl-D
+    does (None); the read waits in a daemon thread, so a pending question never holds up the exit."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
@@ -6180,9 +6231,8 @@ class _Terminal:
 
 
 def _build_parser() -> Any:
-    """Global options (before or after the command) under one heading of the top-level help,
-    and a subparser per command; ``.commands`` maps names to subparsers and ``.options`` each
-    option of a parser to whether it takes a value (for completion)."""
+    """Global options (before or after the command) and a subparser per command; ``.commands``
+    maps names to subparsers, ``.options`` a parser's options to whether they take a value."""
     import argparse  # here, so that `import mcpmini` stays cheap
 
     # The help width, found as shutil finds it: for it argparse would import shutil (and with
@@ -6195,9 +6245,9 @@ def _build_parser() -> Any:
     class Parser(argparse.ArgumentParser):
         options = property(lambda self: {o: a.nargs != 0 for a in self._actions for o in a.option_strings})
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
-                prog, width=width), **kwargs)
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(formatter_class=lambda p: argparse.RawDescriptionHelpFormatter(p, width=width),
+                             **kwargs)
 
         def error(self, message: str) -> Any:
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
@@ -6230,15 +6280,14 @@ def _build_parser() -> Any:
 
 
 def _add_globals(p: Any, shown: bool) -> None:
-    """Global options are accepted before or after the command: they also live on a parent
-    parser shared by every subcommand (not ``shown`` in its help), with defaults suppressed
-    there so neither place wins by accident. Options that accumulate (--config, -H, -e, -v)
-    get their own dest after the command, merged in main(): argparse would otherwise let the
-    subcommand's value replace the other."""
+    """Global options are accepted before or after the command: they also live on a parent parser
+    of every subcommand (not ``shown`` in its help), with defaults suppressed there so neither
+    place wins by accident. Options that accumulate (--config, -H, -e, -v) get their own dest
+    after the command, merged in main(): argparse would let the subcommand's value replace the other."""
     import argparse
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 
-    def add(*names: str, help: str, default: Any, **kwargs: Any) -> None:
+    def add(*names: str, help: str, default: Any = False, **kwargs: Any) -> None:
         g.add_argument(*names, help=help if shown else argparse.SUPPRESS,
                        default=default if shown else argparse.SUPPRESS, **kwargs)
     add("--config", action="append", metavar="FILE", default=[], dest="config" + after,
@@ -6251,15 +6300,14 @@ def _add_globals(p: Any, shown: bool) -> None:
         dest="header" + after, help="an HTTP header for the server (repeatable)")
     add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
         help="an environment variable for the server process (repeatable)")
-    add("--refresh", action="store_true", default=False,
-        help="call: list the tools afresh, not from the cached list")
-    add("--no-cache", action="store_true", default=False, help="neither use nor update the cached tool lists")
-    add("--accept-defaults", action="store_true", default=False,
+    add("--refresh", action="store_true", help="call: list the tools afresh, not from the cached list")
+    add("--no-cache", action="store_true", help="neither use nor update the cached tool lists")
+    add("--accept-defaults", action="store_true",
         help="answer the server's form questions with their defaults")
-    add("--json", action="store_true", default=False, help="print whole results (and errors) as JSON")
-    add("--quiet", action="store_true", default=False, help="no status line or tool-call lines")
-    add("--no-color", action="store_true", default=False, help="no colour (also: NO_COLOR=1)")
-    add("--trace", action="store_true", default=False,
+    add("--json", action="store_true", help="print whole results (and errors) as JSON")
+    add("--quiet", action="store_true", help="no status line or tool-call lines")
+    add("--no-color", action="store_true", help="no colour (also: NO_COLOR=1)")
+    add("--trace", action="store_true",
         help="print every JSON-RPC message on stderr (cut; -vv prints them whole)")
     add("-v", "--verbose", action="count", default=0, dest="verbose" + after,
         help="show server stderr, the era negotiated and why, progress (-vv: debug)")
@@ -6329,9 +6377,8 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
                    help="use this server (repeatable; default: every approved configured server); "
                    "a name, URL or command line, as SERVER elsewhere")
     p.add_argument("--model", metavar="M", help="the model (default: $MCPMINI_MODEL)")
-    p.add_argument("--base-url", metavar="URL",
-                   help=f"the endpoint (default: $OPENAI_BASE_URL, else {OPENAI_BASE_URL}); the key "
-                   "comes from $OPENAI_API_KEY")
+    p.add_argument("--base-url", metavar="URL", help="the endpoint (default: $OPENAI_BASE_URL, else "
+                   f"{OPENAI_BASE_URL}); the key comes from $OPENAI_API_KEY")
     p.add_argument("--max-steps", type=int, default=AGENT_MAX_STEPS, metavar="N",
                    help=f"model requests at most (default {AGENT_MAX_STEPS})")
     p.add_argument("--system", metavar="TEXT", help="the system prompt (replaces mcpmini's)")
@@ -6373,8 +6420,7 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
 # Resolving SERVER ----------------------------------------------------------------------------
 
 def _pairs(items: list[str], sep: str, what: str, for_server: bool = True) -> dict[str, str]:
-    """``KEY=VALUE`` (``NAME: VALUE``) words. Those for a server (-H, -e) are secrets, and are
-    taken literally: no ${VAR} expansion."""
+    """``KEY=VALUE`` (``NAME: VALUE``) words; a server's (-H, -e) are secrets, taken literally (no ${VAR})."""
     out: dict[str, str] = {}
     for item in items:
         key, found, value = item.partition(sep)
@@ -6411,8 +6457,7 @@ def _trust_text(path: str) -> str:
 def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
     """A configured name, an http(s) URL, or a command line (anything with a space or '/')."""
     servers = load_config(args.config)
-    headers = _pairs(args.header, ":", "header")
-    env = _pairs(args.env, "=", "env")
+    headers, env = _pairs(args.header, ":", "header"), _pairs(args.env, "=", "env")
     if spec in servers:
         server = servers[spec]
         if not server.trusted:
@@ -6446,11 +6491,6 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
     (by default: only with a human at a terminal)."""
     server = _ask_inputs(server)
 
-    def progress(params: JSON) -> None:
-        text = out.on_progress(params)
-        if args.verbose:
-            out.note(f"mcpmini: progress{text}")
-
     def trace(label: str, direction: str, message: Any) -> None:
         text = _json_text(message, None)
         if args.verbose < 2 and len(text) > 400:
@@ -6461,7 +6501,7 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
     terminal = out.tty()
     return Client(dataclasses.replace(server, timeout=args.timeout or server.timeout or DEFAULT_TIMEOUT,
                                       protocol=args.protocol or server.protocol or "auto"),
-                  on_progress=progress, on_elicit=_elicitation(terminal, server) if terminal else None,
+                  on_progress=out.on_progress, on_elicit=_elicitation(terminal, server) if terminal else None,
                   accept_defaults=args.accept_defaults, trace=trace if args.trace else None, auth=auth,
                   list_cache=not args.no_cache, **extra)
 
@@ -6537,8 +6577,7 @@ def _url_text(url: str, origin: str | None) -> str:
 
 
 def _fold(value: Any, limit: int) -> Any:
-    """``value`` with each string longer than ``limit`` folded: its start, then how many
-    characters are hidden (nothing is cut without saying so)."""
+    """``value`` with each string over ``limit`` folded: its start, then how many characters are hidden."""
     if isinstance(value, dict):
         return {k: _fold(v, limit) for k, v in value.items()}
     if isinstance(value, list):
@@ -6591,26 +6630,17 @@ def _typed_value(text: str, schema: Any) -> Any:
         return None
     if not types or "string" in types:
         return text
-    if "integer" in types and re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
-    if "number" in types:
-        with contextlib.suppress(ValueError):
-            number = float(text)
-            if number == number and abs(number) != float("inf"):
-                return int(text) if re.fullmatch(r"[-+]?\d+", text) else number
+    with contextlib.suppress(ValueError):   # a number: finite (not nan, not inf)
+        if types & {"integer", "number"} and re.fullmatch(r"[-+]?\d+", text):
+            return int(text)
+        if "number" in types and abs(number := float(text)) < float("inf"):
+            return number
     if "boolean" in types and text in ("true", "false"):
         return text == "true"
     if types & {"object", "array"}:
         with contextlib.suppress(ValueError, RecursionError):
             return _loads(text)
     return text  # the check below names the mismatch
-
-
-def _read_text(path: str, what: str) -> str:
-    try:
-        return _read_capped(path, "file", MAX_FILE_ARGUMENT).decode("utf-8")
-    except (ConfigError, UnicodeDecodeError) as exc:
-        raise _UsageError(f"{what}: cannot read {path}: {exc}") from None
 
 
 def _parse_json(text: str, what: str) -> Any:
@@ -6638,13 +6668,14 @@ def _tool_arguments(items: list[str], schema: JSON) -> JSON:
         key, op, value = m.groups()
         if key in out:
             raise _UsageError(f"argument {key!r} is given twice")
-        if op == ":=":
-            text = _read_text(value[1:], f"argument {key!r}") if value.startswith("@") else value
-            out[key] = _parse_json(text, f"argument {key!r}")
-        elif value.startswith("@"):
-            out[key] = _read_text(value[1:], f"argument {key!r}")
-        else:   # key=\@... is a value that starts with @
-            out[key] = _typed_value(value[1:] if value.startswith("\\@") else value, props.get(key))
+        if value.startswith("@"):   # the file's text, as a string (=) or as JSON (:=)
+            try:
+                value = _read_capped(value[1:], "file", MAX_FILE_ARGUMENT).decode("utf-8")
+            except (ConfigError, UnicodeDecodeError) as exc:
+                raise _UsageError(f"argument {key!r}: cannot read {value[1:]}: {exc}") from None
+        elif op == "=":   # key=\@... is a value that starts with @
+            value = _typed_value(value[1:] if value.startswith("\\@") else value, props.get(key))
+        out[key] = _parse_json(value, f"argument {key!r}") if op == ":=" else value
     return out
 
 
@@ -6693,8 +6724,7 @@ def _prompt_schema(prompt: JSON) -> JSON:
 
 
 def _table(items: list[JSON], out: _Output) -> str:
-    """One aligned line per tool or prompt (signature, first line of its description),
-    wrapped to the terminal's width when stdout is one."""
+    """One aligned line per tool or prompt (signature, description), wrapped on a terminal."""
     import textwrap
     width = _columns(sys.stdout)
     rows = [(_signature(i), _visible(_first_line(i.get("description") or i.get("title"), 1000), True))
@@ -6721,8 +6751,7 @@ def _detail(item: JSON, verb: str, args: Any) -> str:
     schema = _object(item.get("inputSchema"))
     props, required = _object(schema.get("properties")), _listed(schema.get("required"))
     about = _visible(str(item.get("description") or "").strip())
-    lines = [_signature(item)] + ["", about] * bool(about)
-    lines += ["", "arguments:"] * bool(props)
+    lines = [_signature(item), *["", about] * bool(about), *["", "arguments:"] * bool(props)]
     example: list[str] = []
     for name, prop in props.items():
         prop = _object(prop)
@@ -6731,14 +6760,12 @@ def _detail(item: JSON, verb: str, args: Any) -> str:
         about = " ".join(str(prop.get("description") or "").split())
         lines.append(_visible(f"  {name:<{max(map(len, props))}}  {', '.join(facts)}"
                               + f" — {about}" * bool(about), True))
-        values = [*_listed(prop.get("examples"))[:1], *([prop["default"]] if "default" in prop else []),
-                  *_choices(prop)[:1],
-                  *(v for t, v in (("integer", prop.get("minimum", 1)), ("number", 1.5), ("boolean", True),
-                                   ("array", []), ("object", {})) if t in _schema_types(prop)), "text"]
         if name in required:
-            value = values[0]
-            example.append(f"{name}={value}" if isinstance(value, str) else
-                           f"{name}:={_json_text(value, None)}")
+            typed = [v for t, v in (("integer", prop.get("minimum", 1)), ("number", 1.5), ("boolean", True),
+                                    ("array", []), ("object", {})) if t in _schema_types(prop)]
+            value = [*_listed(prop.get("examples")), *([prop["default"]] if "default" in prop else []),
+                     *_choices(prop), *typed, "text"][0]
+            example.append(f"{name}{'=' if isinstance(value, str) else ':='}{_shown(value)}")
     config = [word for path in args.config for word in ("--config", path)]
     command = ["mcpmini", *config, verb, args.server, str(item.get("name")), *example]
     return "\n".join([*lines, "", "example:", "  " + _visible(shlex.join(command), True)])
@@ -7053,65 +7080,6 @@ def _ask_servers(args: Any, out: _Output) -> dict[str, Client]:
     return clients
 
 
-class _AnswerPrinter:
-    """Streams the answer to stdout; on a terminal (or with -v) each tool call is a line on
-    stderr as it starts, completed with its time when it ends (decision #14)."""
-
-    def __init__(self, out: _Output, args: Any) -> None:
-        self.out, self.args = out, args
-        self.line_open = False
-        self.calls: dict[Any, tuple[str, str]] = {}   # running call id -> its name and line
-
-    def text(self, piece: str) -> None:
-        if not self.out.json_mode:
-            self.out.wait("")
-            self.out.put(sys.stdout, _redact(_visible(piece)))
-            self.line_open = not piece.endswith("\n")
-
-    def end_line(self) -> None:
-        if self.line_open:
-            self.out.put(sys.stdout, "\n")
-            self.line_open = False
-
-    def event(self, kind: str, info: JSON) -> None:
-        out, shown = self.out, self.out.live or self.args.verbose
-        if kind == "server_failed":
-            out.note(f"mcpmini: skipping server {info['server']}: {info['error']}")
-        elif kind == "reply":
-            self.end_line()
-        elif out.json_mode:
-            return
-        elif kind == "request":
-            out.wait("waiting for the model")
-        elif kind == "tool_call":
-            name = f"{info['server']}.{info['tool']}"
-            words = [f"{k}={_shown(v)}" for k, v in _fold(info["arguments"], 40).items()]
-            self.calls[info["id"]] = name, _redact(_visible(f"→ {name} {' '.join(words)}", True))[
-                :(_columns(sys.stderr) or 80) - 3]
-            if shown:
-                out.note(f"{self.calls[info['id']][1]} …")
-                out.last_call = info["id"]
-            out.wait(f"calling {name}")
-        elif kind == "tool_result" and info["id"] in self.calls:
-            line = self.calls.pop(info["id"])[1]
-            if out.live and out.last_call == info["id"]:   # still the last line: complete it
-                out.clear()
-                out.put(sys.stderr, "\x1b[A\r")
-            if shown:
-                out.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
-            if self.calls:
-                out.wait(f"calling {next(iter(self.calls.values()))[0]}")
-        elif kind == "server_lost":
-            out.note(f"mcpmini: server {info['server']} failed and is not used any more: {info['error']}")
-        elif kind == "retry":
-            out.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
-                     f"{info['attempt']} in {info['delay']:g} s")
-        elif kind == "tools_changed":
-            out.note(f"mcpmini: {info['changes']}")
-        elif kind == "fallback" and self.args.verbose:
-            out.note(f"mcpmini: {info['reason']}")
-
-
 async def _cmd_ask(args: Any, out: _Output) -> int:
     question = sys.stdin.read() if args.question == "-" else args.question
     if not question.strip():
@@ -7138,21 +7106,20 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
         shown = _visible(_json_text(_fold(arguments, 500)))
         return terminal.yes(f"mcpmini: call {_visible(f'{server}.{tool}', True)} with\n{shown}\nRun it?")
     clients = _ask_servers(args, out)
-    printer = _AnswerPrinter(out, args)
     out.wait("starting servers")
     try:
         transcript = await run_agent(
             question, clients, model=model, base_url=base_url, api_key=api_key,
             max_steps=args.max_steps, system=args.system, confirm=confirm if terminal else None,
-            stream=args.stream, on_text=printer.text, on_event=printer.event,
+            stream=args.stream, on_text=out.answer, on_event=out.event,
             max_result_chars=args.max_result_chars, timeout=args.timeout or AGENT_MODEL_TIMEOUT,
             tool_choice=args.tool_choice)
     except MCPError as exc:
-        printer.end_line()
+        out.end_line()
         if out.json_mode and isinstance(getattr(exc, "transcript", None), dict):
             out.result(_redact(_json_text(exc.transcript)))
         raise
-    printer.end_line()   # a no-op with --json: nothing was streamed
+    out.end_line()   # a no-op with --json: nothing was streamed
     if out.json_mode:
         out.result(_redact(_json_text(transcript)))
     elif not transcript["answer"]:
@@ -7501,6 +7468,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("config", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
+        out.verbose = args.verbose
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
