@@ -4590,11 +4590,9 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
 
 
 def _function_names(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    """Map (server, MCP tool name) pairs to function names matching
-    ``^[A-Za-z][A-Za-z0-9_-]{0,63}$``: other characters become ``_``, a name not starting with
-    a letter gets ``t_``, and a long or colliding name ends in a short hash of the pair. The
-    first of two colliding pairs keeps the plain name, so the same input gives the same map.
-    Returns the reverse map ``alias -> (server, tool)``."""
+    """``{function name: (server, MCP tool name)}``, names matching ``^[A-Za-z][A-Za-z0-9_-]{0,63}$``:
+    other characters become ``_``, ``t_`` precedes a non-letter, and a long or colliding name ends
+    in a hash of the pair (the first of two keeps the plain name: the same input, the same map)."""
     aliases: dict[str, tuple[str, str]] = {}
     taken: set[str] = set()   # case-folded: some servers compare names without case
     for server, tool in pairs:
@@ -4623,17 +4621,15 @@ def _why(exc: BaseException) -> str:
 class Servers:
     """Many MCP servers at once, as an async context manager.
 
-    ``servers``: what :func:`load_config` returns, or a ``{name: server}`` mapping or a list of
-    :class:`Client` objects (connected or not) or what ``Client()`` takes. Entering connects
+    ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of
+    :class:`Client` objects (connected or not) or of what ``Client()`` takes. Entering connects
     them concurrently; one that cannot be built or connected goes to ``failed`` (name ->
-    exception), the others stay usable (``clients``: name -> Client). Clients built here get
-    ``timeout`` and ``options``, and ``reconnect=True`` (as in the agent) unless ``heartbeat``
-    (seconds): then idle connections are pinged at that rate, and a lost server is reconnected
-    in the background with backoff (calls to it fail at once, with the cause). ``on_event(kind,
-    info)`` reports ``server_failed``, ``server_lost`` and ``server_back``. ``list_tools()``,
-    ``list_resources()`` and ``list_prompts()`` return every usable server's, each item with a
-    ``server`` key. Other requests: ``request(server, "read_resource", uri)`` and the like.
-    """
+    exception), the others stay usable (``clients``). Clients built here get ``timeout``,
+    ``options`` and ``reconnect=True`` unless ``heartbeat`` (seconds): then idle connections are
+    pinged at that rate, and a lost server is reconnected in the background with backoff (calls
+    to it fail at once, with the cause). ``on_event(kind, info)`` reports ``server_failed``,
+    ``server_lost`` and ``server_back``. ``list_tools()`` (and resources, prompts): every usable
+    server's, each item with a ``server`` key; ``request(server, "read_resource", uri)`` and the like."""
 
     def __init__(self, servers: Any = (), *, timeout: float | None = None,
                  heartbeat: float | None = None, on_event: Callable[[str, JSON], Any] | None = None,
@@ -4670,8 +4666,7 @@ class Servers:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        await self.close(fast=exc_info[0] is not None and issubclass(
-            exc_info[0], (asyncio.CancelledError, KeyboardInterrupt)))
+        await self.close(fast=isinstance(exc_info[1], (asyncio.CancelledError, KeyboardInterrupt)))
 
     async def connect(self) -> None:
         """Connect every usable server that is not connected yet, concurrently."""
@@ -4705,8 +4700,7 @@ class Servers:
             await self._all[name].close(fast=True, cause=ConnectionClosed(f"{name}: lost: {exc}"))
 
     async def _watch(self, name: str, client: Client) -> None:
-        """One server's heartbeat: a ping when idle or broken (``ping`` in the legacy era;
-        2026-07-28 has none: ``server/discover``), and reconnects with backoff."""
+        """One server's heartbeat: a ping when idle or broken, and reconnects with backoff."""
         delay = base = self.heartbeat or 1.0
         while True:
             await asyncio.sleep(delay)
@@ -4781,10 +4775,9 @@ class Servers:
 
 
 class _Blocking:
-    """An async object (``target``) behind blocking methods, for scripts and tests. It runs on
-    a private event loop in a thread of its own, so calls work from any thread, even one that
-    runs an event loop. Ctrl-C in a call cancels its request on the wire (as the command line
-    does); ``close()``, or leaving ``with``, closes the target and stops the loop."""
+    """An async object (``target``) behind blocking methods, on a private event loop in a thread
+    of its own: calls work from any thread, even one that runs an event loop. Ctrl-C in a call
+    cancels its request on the wire; ``close()`` (or leaving ``with``) closes the target."""
 
     _wraps: Any = None
 
@@ -4849,8 +4842,7 @@ class SyncServers(_Blocking):
 
 
 # -- Agent ------------------------------------------------------------------------------------
-# `run_agent` is a small loop over any OpenAI-compatible Chat Completions endpoint (the wire
-# format and the quirks of real servers are in the project's openai-compat reference):
+# `run_agent`: a small loop over any OpenAI-compatible Chat Completions endpoint.
 #
 #     question ─► model ─► reply with tool_calls? ─ no ──► answer
 #                   ▲                 │ yes
@@ -4867,8 +4859,7 @@ def _parameters(schema: Any) -> JSON:
     """An MCP ``inputSchema`` as OpenAI-compatible ``parameters``: a deep copy (the server's
     own schema is never modified) with an object root, ``properties``, array ``items``, and
     no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
-    import copy
-    out = copy.deepcopy(schema) if isinstance(schema, dict) else {}
+    out = _loads(_dumps(schema)) if isinstance(schema, dict) else {}
     _add_items(out)
     out.pop("$schema", None)
     out.pop("$id", None)
@@ -4931,11 +4922,6 @@ def _system_prompt(system: str | None, instructions: list[tuple[str, str]]) -> s
 
 # The model endpoint --------------------------------------------------------------------------
 
-def _new_call_id() -> str:
-    """9 characters of [A-Za-z0-9]: the one id format every server accepts (Mistral's)."""
-    return "".join(CALL_ID_ALPHABET[b % len(CALL_ID_ALPHABET)] for b in os.urandom(9))
-
-
 class _Reply:
     """One model reply, assembled from a JSON body or from stream chunks; its answer text
     goes to ``on_text`` as it comes."""
@@ -4964,13 +4950,9 @@ class _Reply:
         for key, value in delta.items():
             if key in NOT_ECHOED or value is None:
                 continue
-            old = self.extra.get(key)
-            if isinstance(value, str) and isinstance(old, str):
-                self.extra[key] = old + value        # reasoning_content arrives in pieces
-            elif isinstance(value, list) and isinstance(old, list):
-                self.extra[key] = old + value
-            else:
-                self.extra[key] = value
+            old = self.extra.get(key)   # reasoning_content arrives in pieces
+            joined = isinstance(value, (str, list)) and type(old) is type(value)
+            self.extra[key] = old + value if joined else value
         calls = delta.get("tool_calls")
         for call in calls if isinstance(calls, list) else []:
             if isinstance(call, dict):
@@ -5005,10 +4987,10 @@ class _Reply:
         """The calls as history wants them: nameless ones dropped, every id present and
         unique, arguments a JSON string ("{}" when empty)."""
         calls: list[JSON] = []
-        for slot in self.slots:
-            if not slot["name"]:
-                continue
-            cid = slot["id"] if slot["id"] and all(c["id"] != slot["id"] for c in calls) else _new_call_id()
+        for slot in [s for s in self.slots if s["name"]]:
+            cid = slot["id"]
+            if not cid or any(c["id"] == cid for c in calls):   # 9 of [A-Za-z0-9] (Mistral's): all accept it
+                cid = "".join(CALL_ID_ALPHABET[b % len(CALL_ID_ALPHABET)] for b in os.urandom(9))
             calls.append({"id": cid, "type": "function", **slot["extra"],
                           "function": {"name": slot["name"], "arguments": slot["args"] or "{}"}})
         return calls
@@ -5093,16 +5075,14 @@ class _ModelEndpoint:
                  timeout: float) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.shown = _safe_url(self.url)   # for messages: no user info, no query
-        self.model, self.stream, self.timeout = model, stream, float(timeout)
-        self.api_key = api_key
+        self.model, self.stream, self.timeout, self.api_key = model, stream, float(timeout), api_key
         self.headers = {"Content-Type": "application/json", "User-Agent": f"mcpmini/{__version__}",
                         "Accept": "text/event-stream" if stream else "application/json"}
         if api_key:  # an empty Bearer is refused by servers started with --api-key
             self.headers["Authorization"] = f"Bearer {api_key}"
         self.stream_options = stream
-        # Sent with tools: llama-cpp-python takes a missing tool_choice for "none" and leaves
-        # the tools out of the prompt. None once the server refused it (vLLM, without auto
-        # tool choice enabled), for the rest of the run.
+        # Sent with tools (llama-cpp-python takes a missing one for "none"); None once the
+        # server refused it (vLLM without auto tool choice), for the rest of the run.
         self.tool_choice: Any = "auto"
 
     def body(self, messages: list[JSON], tools: list[JSON], stream: bool) -> JSON:
@@ -5120,10 +5100,9 @@ class _ModelEndpoint:
     async def complete(self, messages: list[JSON], tools: list[JSON],
                        on_text: Callable[[str], Any] | None,
                        on_retry: Callable[[JSON], None]) -> _Reply:
-        """One step. Retries 408/409/429/5xx and failed connections, but never once answer
-        text was handed to ``on_text``; a 400 about ``stream_options`` or ``tool_choice`` once
-        without that field, and a stream that ended before its first event once unstreamed
-        (``on_retry`` with ``fallback`` set reports those)."""
+        """One step. Retries 408/409/429/5xx and failed connections, never once ``on_text`` had
+        answer text; a 400 about ``stream_options`` or ``tool_choice`` once without that field, and
+        a stream that ended before its first event once unstreamed (``on_retry`` with ``fallback``)."""
         attempt, stream = 0, self.stream
         while True:
             reply = _Reply(on_text)
@@ -5246,8 +5225,7 @@ class _ModelEndpoint:
                                     f"not JSON: {data[:200]!r}") from None
             if kind == "error" or _is_error_body(chunk):   # errors after HTTP 200
                 raise self._error_event(chunk)
-            if not isinstance(chunk, dict):
-                continue
+            chunk = _object(chunk)
             if isinstance(chunk.get("usage"), dict):    # the last one wins
                 reply.usage = chunk["usage"]
             choices = chunk.get("choices")
@@ -5272,14 +5250,6 @@ class _ModelEndpoint:
 
 # The loop ------------------------------------------------------------------------------------
 
-def _cut(text: str, limit: int) -> tuple[str, int]:
-    if len(text) <= limit:
-        return text, 0
-    cut = len(text) - limit
-    return (text[:limit] + f"\n[… {cut} of {len(text)} characters cut by mcpmini; the result "
-            "was too long]"), cut
-
-
 async def run_agent(question: str, clients: Any = (), *, model: str,
                     base_url: str = OPENAI_BASE_URL, api_key: str | None = None,
                     max_steps: int = AGENT_MAX_STEPS, system: str | None = None,
@@ -5291,28 +5261,25 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
     """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint,
     which may call the tools of the MCP servers in ``clients``; returns the transcript.
 
-    ``clients``: a :class:`Servers`, or what it takes (:class:`Client` objects, connected or
-    not, or anything ``Client()`` takes, as a list or a ``{name: client}`` mapping): those not
-    connected yet are connected here (concurrently, with ``reconnect=True``) and closed at the
-    end; a server that fails is skipped (``on_event("server_failed", ...)``). ``api_key`` is
-    sent only to ``base_url``.
-    ``confirm(server, tool, arguments)`` (sync or async) is asked before every tool call; a
-    false answer tells the model the user declined. ``stream`` asks for Server-Sent Events;
-    ``on_text(piece)`` receives the answer text as it arrives (never reasoning);
-    ``on_event(kind, info)`` reports ``server_failed``, ``tool_call``, ``tool_result``,
-    ``server_lost``, ``retry``, ``fallback`` (a request asked again without a field the server
-    refused, or unstreamed) and ``reply``. A tool result longer than ``max_result_chars`` is
-    cut for the model. ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``,
-    ``"required"``, ``"none"``, or a tool the model must call (its MCP name, ``server/tool``
-    or function name); after a step with calls it is ``"auto"``; a server that refuses the
-    field gets no more of it. Stops after ``max_steps`` model requests with an error of kind
-    ``agent``; ``request`` (a model request starts) is reported before each one.
+    ``clients``: a :class:`Servers`, or what it takes; those not connected yet are connected
+    here (concurrently, with ``reconnect=True``) and closed at the end; a server that fails is
+    skipped. ``api_key`` is sent only to ``base_url``. ``confirm(server, tool, arguments)``
+    (sync or async) is asked before every tool call; a false answer tells the model the user
+    declined. ``stream`` asks for Server-Sent Events; ``on_text(piece)`` receives the answer
+    text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
+    ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked
+    again, for the rest of the run, without a field the server refused, or unstreamed),
+    ``reply``, ``tool_call``, ``tool_result`` and ``server_lost``. A longer tool result than
+    ``max_result_chars`` is cut for the model; ``timeout`` bounds each model request.
+    ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, or a tool the model must call (its
+    MCP name, ``server/tool`` or function name), ``"auto"`` after a step with calls. No answer
+    after ``max_steps`` model requests is an error of kind ``agent``.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools``
     (function name -> server and MCP name), ``messages`` (as last sent, plus the answer),
-    ``steps`` (per model request: seconds, finish_reason, usage, retries and fallbacks, tool
-    calls with their results and seconds), ``usage`` and ``seconds``. An exception raised by the loop
-    carries the transcript so far as ``.transcript``.
+    ``steps`` (per model request: seconds, finish_reason, usage, retries, tool calls with their
+    results), ``usage`` and ``seconds``. An exception raised here carries the transcript so far
+    as ``.transcript``.
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
@@ -5348,13 +5315,12 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
     return transcript
 
 
-def _offered_tools(servers: Servers) -> tuple[dict[str, tuple[str, str]],
-                                              dict[tuple[str, str], JSON], list[JSON]]:
-    """The function names (alias -> server and MCP name), the MCP tools by (server, name),
-    and the ``tools`` of the request."""
-    aliases = servers.qualified_names()
-    specs = {(name, t["name"]): t for name in servers.clients for t in reversed(servers.tools.get(name, []))}
-    tools = [_function_tool(alias, _without_hidden(specs[pair])) for alias, pair in aliases.items()]
+def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
+    """The MCP tools offered, by function name, each with its ``server``; the request's ``tools``."""
+    specs = {(name, t["name"]): {**t, "server": name} for name in servers.clients
+             for t in reversed(servers.tools.get(name, []))}   # the first of a name wins
+    offered = {alias: specs[pair] for alias, pair in servers.qualified_names().items()}
+    tools = [_function_tool(alias, _without_hidden(spec)) for alias, spec in offered.items()]
     for name in servers.clients:   # hidden text is how tool poisoning hides its instructions
         hidden = [t["name"] for t in servers.tools.get(name, []) if _without_hidden(t) != t]
         if hidden:
@@ -5363,20 +5329,19 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, tuple[str, str]],
                         ", ".join(_visible(n, one_line=True) for n in hidden))
     if len(tools) > 128:
         log.warning("%d tools: OpenAI accepts at most 128 (choose servers with --server)", len(tools))
-    return aliases, specs, tools
+    return offered, tools
 
 
-def _tool_choice(choice: str, aliases: dict[str, tuple[str, str]]) -> Any:
+def _tool_choice(choice: str, offered: dict[str, JSON]) -> Any:
     """``tool_choice`` as sent: a mode as it is; a tool (its function name, MCP name or
     ``server/tool``) as the named-function object, with the function name the agent uses."""
     if choice in ("auto", "required", "none"):
         return choice
-    found = [a for a in aliases if a == choice] or [
-        a for a, (server, tool) in aliases.items() if choice in (tool, f"{server}/{tool}")]
+    names = {alias: (t["name"], f"{t['server']}/{t['name']}") for alias, t in offered.items()}
+    found = [choice] if choice in offered else [alias for alias, two in names.items() if choice in two]
     if len(found) != 1:
-        names = [t for _, t in aliases.values()] + [f"{s}/{t}" for s, t in aliases.values()]
         why = (f"names {len(found)} tools; name it as server/tool" if found else "is no offered "
-               "tool" + _did_you_mean(choice, names))
+               "tool" + _did_you_mean(choice, [n for two in names.values() for n in two]))
         raise ConfigError(f"tool_choice {choice!r} {why} (or use auto, required or none)")
     return {"type": "function", "function": {"name": found[0]}}
 
@@ -5393,17 +5358,15 @@ def _history_arguments(calls: list[JSON]) -> list[tuple[JSON | None, str | None]
     return parsed
 
 
-async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
-                      transcript: JSON, *, max_steps: int,
-                      system: str | None, confirm: Callable[[str, str, JSON], Any] | None,
-                      on_text: Callable[[str], Any] | None,
-                      on_event: Callable[[str, JSON], Any] | None, max_result_chars: int,
-                      tool_choice: str) -> None:
-    aliases, specs, tools = _offered_tools(servers)
-    endpoint.tool_choice = _tool_choice(tool_choice, aliases)
+async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint, transcript: JSON, *,
+                      max_steps: int, system: str | None, confirm: Callable[[str, str, JSON], Any] | None,
+                      on_text: Callable[[str], Any] | None, on_event: Callable[[str, JSON], Any] | None,
+                      max_result_chars: int, tool_choice: str) -> None:
+    offered, tools = _offered_tools(servers)
+    endpoint.tool_choice = _tool_choice(tool_choice, offered)
     transcript["servers"] = {n: transcript["servers"].get(n) or
-                             {"tools": [a for a, p in aliases.items() if p[0] == n]} for n in servers.names}
-    transcript["tools"] = {alias: {"server": p[0], "tool": p[1]} for alias, p in aliases.items()}
+                             {"tools": [a for a, t in offered.items() if t["server"] == n]} for n in servers.names}
+    transcript["tools"] = {alias: {"server": t["server"], "tool": t["name"]} for alias, t in offered.items()}
 
     prompt = _system_prompt(system, [(n, text) for n, text in servers.instructions.items() if text.strip()])
     messages = transcript["messages"] = [{"role": "system", "content": prompt}] if prompt else []
@@ -5434,11 +5397,8 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
         # (openai/openai.go) a string, or null/none only beside tool_calls (then it drops their
         # ids); llama.cpp's server (server-common.cpp, chat.cpp) a string, null, or none beside
         # tool_calls; llama-cpp-python only a string (null and none are HTTP 500s).
-        message: JSON = {"role": "assistant", "content": text}
-        message.update(reply.extra)
-        if calls:
-            message["tool_calls"] = calls
-        messages.append(message)
+        messages.append({"role": "assistant", "content": text, **reply.extra,
+                         **({"tool_calls": calls} if calls else {})})
         record["content"] = text
         _emit(on_event, "reply", step=step, finish_reason=reply.finish_reason,
               tool_calls=len(calls), text=text)
@@ -5450,8 +5410,8 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                               f"wanted to call tools; raise --max-steps (now {max_steps})")
         cut_short = reply.finish_reason == "length"
         results = await asyncio.gather(*(
-            _run_call(call, i, parsed[i], aliases, servers, specs, cut_short=cut_short,
-                      confirm=confirm, on_event=on_event, max_result_chars=max_result_chars)
+            _run_call(call, i, parsed[i], offered, servers, cut_short=cut_short, confirm=confirm,
+                      on_event=on_event, max_result_chars=max_result_chars)
             for i, call in enumerate(calls)))
         record["tool_calls"] = [r for _, r in results]
         if endpoint.tool_choice not in (None, "none"):   # a forced call was made: free to answer
@@ -5479,11 +5439,9 @@ def _parse_arguments(text: str) -> tuple[JSON | None, str | None]:
 
 
 async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | None],
-                    aliases: dict[str, tuple[str, str]],
-                    servers: Servers, specs: dict[tuple[str, str], JSON], *,
-                    cut_short: bool, confirm: Callable[[str, str, JSON], Any] | None,
-                    on_event: Callable[[str, JSON], Any] | None,
-                    max_result_chars: int) -> tuple[str, JSON]:
+                    offered: dict[str, JSON], servers: Servers, *, cut_short: bool,
+                    confirm: Callable[[str, str, JSON], Any] | None,
+                    on_event: Callable[[str, JSON], Any] | None, max_result_chars: int) -> tuple[str, JSON]:
     """Run one tool call; its tool-message content (errors included) and its record.
     ``parsed`` is (arguments, problem) from _parse_arguments of what the model wrote."""
     alias = call["function"]["name"]
@@ -5499,21 +5457,19 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
               tool=record.get("tool"), is_error=is_error, seconds=record["seconds"])
         return text, record
 
-    # Never run calls from a reply that was cut off: their arguments may be incomplete.
-    if cut_short:
+    if cut_short:   # its arguments may be incomplete
         return answer("Error: your reply was cut off (finish_reason \"length\") before this call "
                       "was complete, so it was not run. Call it again, with shorter arguments.")
     if position >= AGENT_MAX_CALLS_PER_STEP:
-        return answer(f"Error: not run: at most {AGENT_MAX_CALLS_PER_STEP} tool calls are run "
-                      "per reply.")
-    if alias not in aliases:
-        names = ", ".join(aliases) or "none"
+        return answer(f"Error: not run: at most {AGENT_MAX_CALLS_PER_STEP} tool calls are run per reply.")
+    if alias not in offered:
+        names = ", ".join(offered) or "none"
         return answer(f"Error: there is no tool named {alias!r}. The tools are: {names[:1000]}")
-    server_name, tool = aliases[alias]
+    server_name, tool = offered[alias]["server"], offered[alias]["name"]
     record.update(server=server_name, tool=tool)
     if arguments is None:
         return answer(f"Error: {problem}. Call {alias} again with a JSON object as arguments.")
-    problem = _argument_problem(arguments, specs[(server_name, tool)].get("inputSchema"))
+    problem = _argument_problem(arguments, offered[alias].get("inputSchema"))
     if problem:
         return answer(f"Error: invalid arguments for {alias}: {problem}.")
     if server_name in servers.failed:
@@ -5523,7 +5479,7 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
           arguments=arguments)
     if confirm is not None:
         allowed = confirm(server_name, tool, arguments)
-        if asyncio.iscoroutine(allowed) or isinstance(allowed, asyncio.Future):
+        if inspect.isawaitable(allowed):
             allowed = await allowed
         if not allowed:
             return answer("Error: the user declined this tool call.")
@@ -5542,11 +5498,13 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
     is_error = result.get("isError") is True
     if is_error:
         text = f"Error: {text or 'the tool reported an error without details'}"
-    text, cut = _cut(text or "(the tool returned no content)", max_result_chars)
+    text = text or "(the tool returned no content)"
     record["result"] = result
+    cut = max(len(text) - max_result_chars, 0)
+    if cut:
+        text = (text[:max_result_chars] + f"\n[… {cut} of {len(text)} characters cut by mcpmini; the "
+                "result was too long]")
     return answer(text, is_error, cut)
-
-
 # -- Bridge -----------------------------------------------------------------------------------
 # `mcpmini bridge SERVER`: an MCP server on stdio (or on loopback HTTP, `--listen`) in front of
 # any server a Client reaches, in either era on either side:
