@@ -6204,7 +6204,7 @@ def _build_parser() -> Any:
         options = property(lambda self: {o: a.nargs != 0 for a in self._actions for o in a.option_strings})
 
         def __init__(self, **kwargs: Any) -> None:
-            super().__init__(formatter_class=lambda p: argparse.RawDescriptionHelpFormatter(p, width=width),
+            super().__init__(formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=width),
                              **kwargs)
 
         def error(self, message: str) -> Any:
