@@ -633,8 +633,7 @@ class _Pending:
 
 
 class _Garbled(ProtocolError):
-    """A message that began as JSON-RPC but could not be read; ``rid`` is the id it seems to
-    answer (None when none could be found)."""
+    """A message that began as JSON-RPC but could not be read; ``rid``: the id it seems to answer."""
 
     def __init__(self, message: str, rid: Any = None) -> None:
         super().__init__(message)
@@ -642,16 +641,13 @@ class _Garbled(ProtocolError):
 
 
 def _jsonrpc(data: bytes | str) -> Any:
-    """The JSON-RPC message (or 2025-03-26 batch) in ``data``; None for noise (text that is not
-    JSON-RPC at all: a banner, a log line). A response that starts as JSON-RPC but cannot be
-    parsed (nesting too deep, an integer over the digit limit, NaN, cut short) raises _Garbled
-    with the id it seems to answer: that is the peer answering badly, and its caller must not
-    wait for a better answer. An unreadable notification is noise."""
+    """The JSON-RPC message (or 2025-03-26 batch) in ``data``; None for noise (a banner, a log
+    line, an unreadable notification). A response that starts as JSON-RPC but cannot be parsed
+    (too deep, too many digits, NaN, cut short) raises _Garbled: its caller must not wait on."""
     try:
         message = _loads(data)
     except (ValueError, RecursionError) as exc:   # RecursionError is not a ValueError
-        raw = data if isinstance(data, (bytes, bytearray)) else data.encode("utf-8", "replace")
-        head = raw[:4096]
+        head = (data if isinstance(data, (bytes, bytearray)) else data.encode("utf-8", "replace"))[:4096]
         if head.lstrip()[:1] not in (b"{", b"[") or b'"jsonrpc"' not in head:
             return None
         found = re.search(rb'"id"\s*:\s*(-?\d+|"[^"\\]{0,64}")', head)
@@ -666,36 +662,35 @@ def _jsonrpc(data: bytes | str) -> Any:
     return None
 
 
+def _message(method: str, params: JSON | None, **fields: Any) -> JSON:
+    """A JSON-RPC request (``id=``) or notification; ``params`` None is left out."""
+    return {"jsonrpc": "2.0", **fields, "method": method, **({} if params is None else {"params": params})}
+
+
 def _request_id(rid: Any) -> int | None:
     """The request id a response names: an int, or the decimal string of one (as the SDKs
     allow). ``true`` and ``1.0`` name nothing."""
-    if type(rid) is int:
-        return rid
     if isinstance(rid, str) and rid.isdigit() and rid.isascii() and len(rid) < 20:
         return int(rid)
-    return None
+    return rid if type(rid) is int else None
 
 
 class _Session:
     """JSON-RPC over one transport: ids, the pending table, timeouts, cancellation, and the
     answers to requests from the server (at most MAX_SERVER_REQUESTS at once).
 
-    The seam copies asyncio's protocol/transport split: the session hands its transport three
-    callbacks and calls only the transport's public methods; neither reads the other's state,
-    and the session never knows which transport it has::
+    The seam is asyncio's protocol/transport split: the session hands its transport three callbacks
+    and calls only its public methods; neither reads the other's state::
 
         await transport.open(deliver, fail, closed)
             deliver(message)   every message read (a dict, or a list: a 2025-03-26 batch)
-            fail(rid, exc)     the exchange of request ``rid`` failed (an HTTP status, a broken
-                               stream, an unreadable reply); rid None: a reply that could not
-                               be read and names no pending request fails them all
+            fail(rid, exc)     the exchange of ``rid`` failed (an HTTP status, a broken stream, an
+                               unreadable reply); rid None: an unreadable reply fails them all
             closed(exc)        the connection ended: every waiter fails at once with ``exc``
         await transport.send(message, headers)   ``headers``: HTTP headers for this request
-        await transport.cancel(rid, notice)      the session gave up on ``rid`` (timeout or the
-                                                 caller's cancellation): stop reading its reply,
-                                                 and send ``notice`` (notifications/cancelled;
-                                                 None for requests never cancelled on the wire)
-                                                 where that is how this transport cancels
+        await transport.cancel(rid, notice)   the session gave up on ``rid``: stop reading its reply,
+                                              and send ``notice`` (notifications/cancelled; None: never
+                                              on the wire) where that is how this transport cancels
         transport.pause_reading() / transport.resume_reading()   backpressure
         await transport.close(fast)
     """
@@ -730,22 +725,18 @@ class _Session:
         if progress_token:  # the request id doubles as the progress token
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), "progressToken": rid}
-        message: JSON = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            message["params"] = params
-        loop = asyncio.get_running_loop()
-        pending = self._pending[rid] = _Pending(loop, method, timeout, progress)
+        pending = self._pending[rid] = _Pending(asyncio.get_running_loop(), method, timeout, progress)
         if self._timer is None or pending.deadline < self._timer.when():
-            self._wake(pending.deadline)
+            self._wake()
         try:
-            await self._send(message, headers)
+            await self._send(_message(method, params, id=rid), headers)
             reply = await pending.future
         except (asyncio.CancelledError, RequestTimeout) as exc:
             if not self.closed:
                 why = "cancelled by the client" if isinstance(exc, asyncio.CancelledError) else \
                     f"timed out after {timeout:g} s"
-                notice = {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                          "params": {"requestId": rid, "reason": why}} if cancellable else None
+                notice = _message("notifications/cancelled", {"requestId": rid, "reason": why}) \
+                    if cancellable else None
                 await self._cancel(rid, notice)
             raise
         finally:
@@ -757,16 +748,14 @@ class _Session:
             raise ProtocolError(f"{self.label}: {method}: the result is not an object: {result!r:.200}")
         return result
 
-    def _wake(self, when: float | None = None) -> None:
-        """One timer per session, not one per request, set for the earliest deadline. When it
-        rings it times out what is due (progress may have pushed deadlines back) and is set
-        again for the next deadline."""
+    def _wake(self) -> None:
+        """One timer per session, not one per request: it times out what is due (progress may
+        have pushed deadlines back) and is set again for the earliest deadline left."""
         loop = asyncio.get_running_loop()
-        if when is None:
-            for p in self._pending.values():
-                if not p.future.done() and loop.time() >= p.deadline:
-                    p.future.set_exception(RequestTimeout(p.method, p.timeout))
-            when = min((p.deadline for p in self._pending.values() if not p.future.done()), default=None)
+        for p in self._pending.values():
+            if not p.future.done() and loop.time() >= p.deadline:
+                p.future.set_exception(RequestTimeout(p.method, p.timeout))
+        when = min((p.deadline for p in self._pending.values() if not p.future.done()), default=None)
         if self._timer is not None:
             self._timer.cancel()
         self._timer = None if when is None else loop.call_at(when, self._wake)
@@ -781,10 +770,7 @@ class _Session:
             log.debug("%s: cancelling request %s failed: %s", self.label, rid, exc)
 
     async def notify(self, method: str, params: JSON | None = None) -> None:
-        message: JSON = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        await self._send(message)
+        await self._send(_message(method, params))
 
     async def _send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
         if self.closed:
@@ -805,10 +791,7 @@ class _Session:
             except RecursionError:
                 log.warning("%s: dropped a message nested too deeply", self.label)
 
-    def _dispatch_one(self, message: Any) -> None:
-        if not isinstance(message, dict):
-            log.warning("%s: dropped a message that is not an object: %.200r", self.label, message)
-            return
+    def _dispatch_one(self, message: JSON) -> None:
         method = message.get("method")
         if isinstance(method, str):
             if "id" not in message:
@@ -832,12 +815,9 @@ class _Session:
 
     def fail(self, rid: Any, exc: BaseException) -> None:
         """Fail the request ``rid`` (if it still waits), or every pending request for None."""
-        if rid is None:
-            entries = list(self._pending.values())
-        else:
-            entries = [p for p in [self._pending.get(_request_id(rid))] if p is not None]
-        for entry in entries:
-            _settle(entry.future, None, exc)
+        for entry in list(self._pending.values()) if rid is None else [self._pending.get(_request_id(rid))]:
+            if entry is not None:
+                _settle(entry.future, None, exc)
 
     def _notification(self, method: str, params: Any) -> None:
         params = params if isinstance(params, dict) else {}
@@ -886,16 +866,14 @@ class _Session:
 
     def connection_lost(self, exc: ConnectionClosed) -> None:
         """The connection ended: every waiter fails at once, with the cause."""
-        if self.closed is None:
-            self.closed = exc
+        self.closed = self.closed or exc
         if self._timer is not None:
             self._timer.cancel()
         for pending in list(self._pending.values()):
             _settle(pending.future, None, self.closed)
 
     async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
-        """Stop answering, fail what waits (with ``cause`` when given), and close the
-        transport (bounded)."""
+        """Stop answering, fail what waits (with ``cause`` if given), close the transport (bounded)."""
         for task in list(self._answering):
             task.cancel()
         self.connection_lost(cause or ConnectionClosed(f"{self.label}: connection closed by the client"))
