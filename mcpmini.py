@@ -618,8 +618,7 @@ class _Pending:
         now = loop.time()
         self.future: asyncio.Future = loop.create_future()
         self.method, self.timeout, self.on_progress = method, timeout, on_progress
-        self.deadline = now + timeout
-        self.hard_deadline = now + max(timeout, PROGRESS_TIMEOUT_CAP)
+        self.deadline, self.hard_deadline = now + timeout, now + max(timeout, PROGRESS_TIMEOUT_CAP)
 
 
 class _Garbled(ProtocolError):
@@ -658,16 +657,14 @@ def _message(method: str, params: JSON | None, **fields: Any) -> JSON:
 
 
 def _request_id(rid: Any) -> int | None:
-    """The request id a response names: an int, or the decimal string of one (as the SDKs
-    allow). ``true`` and ``1.0`` name nothing."""
+    """The request id a response names: an int or its decimal string (as SDKs allow); not true, 1.0."""
     if isinstance(rid, str) and rid.isdigit() and rid.isascii() and len(rid) < 20:
         return int(rid)
     return rid if type(rid) is int else None
 
 
 class _Session:
-    """JSON-RPC over one transport: ids, the pending table, timeouts, cancellation, and the
-    answers to requests from the server (at most MAX_SERVER_REQUESTS at once).
+    """JSON-RPC over one transport: ids, the pending table, timeouts, cancellation, server requests.
 
     The seam is asyncio's protocol/transport split: the session hands its transport three callbacks
     and calls only its public methods; neither reads the other's state::
@@ -690,7 +687,8 @@ class _Session:
                  on_request: Callable[[JSON], Awaitable[JSON | None]] | None = None,
                  trace: Callable[[str, str, Any], None] | None = None) -> None:
         self.transport, self.label = transport, label
-        self.on_notification, self.on_request, self.trace = on_notification, on_request, trace
+        self.on_notification, self.on_request = on_notification, on_request
+        self.trace = trace or (lambda label, direction, message: None)
         self.closed: ConnectionClosed | None = None
         self._next_id = 0
         self._pending: dict[int, _Pending] = {}
@@ -720,12 +718,17 @@ class _Session:
             await self._send(_message(method, params, id=rid), headers)
             reply = await pending.future
         except (asyncio.CancelledError, RequestTimeout) as exc:
-            if not self.closed:
+            if not self.closed:   # best effort and bounded, even inside a cancellation
                 why = "cancelled by the client" if isinstance(exc, asyncio.CancelledError) else \
                     f"timed out after {timeout:g} s"
                 notice = _message("notifications/cancelled", {"requestId": rid, "reason": why}) \
                     if cancellable else None
-                await self._cancel(rid, notice)
+                if notice is not None:
+                    self.trace(self.label, "->", notice)
+                try:
+                    await asyncio.wait_for(self.transport.cancel(rid, notice), CANCEL_TIMEOUT)
+                except (asyncio.TimeoutError, asyncio.CancelledError, MCPError, OSError) as error:
+                    log.debug("%s: cancelling request %s failed: %s", self.label, rid, error)
             raise
         finally:
             del self._pending[rid]
@@ -748,31 +751,20 @@ class _Session:
             self._timer.cancel()
         self._timer = None if when is None else loop.call_at(when, self._wake)
 
-    async def _cancel(self, rid: int, notice: JSON | None) -> None:
-        """Best effort and bounded; works from inside a cancellation handler."""
-        if notice is not None and self.trace:
-            self.trace(self.label, "->", notice)
-        try:
-            await asyncio.wait_for(self.transport.cancel(rid, notice), CANCEL_TIMEOUT)
-        except (asyncio.TimeoutError, asyncio.CancelledError, MCPError, OSError) as exc:
-            log.debug("%s: cancelling request %s failed: %s", self.label, rid, exc)
-
     async def notify(self, method: str, params: JSON | None = None) -> None:
         await self._send(_message(method, params))
 
     async def _send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
         if self.closed:
             raise _NotSent(str(self.closed))
-        if self.trace:
-            self.trace(self.label, "->", message)
+        self.trace(self.label, "->", message)
         await self.transport.send(message, headers)
 
     # Incoming (the transport's callbacks; none of them raises) ---------------------------
 
     def dispatch(self, message: Any) -> None:
         """Route one parsed message; hostile input is logged and dropped."""
-        if self.trace:
-            self.trace(self.label, "<-", message)
+        self.trace(self.label, "<-", message)
         for item in message if isinstance(message, list) else [message]:
             try:
                 self._dispatch_one(item)
@@ -808,7 +800,7 @@ class _Session:
                 _settle(entry.future, None, exc)
 
     def _notification(self, method: str, params: Any) -> None:
-        params = params if isinstance(params, dict) else {}
+        params = _object(params)
         if method == "notifications/progress":
             pending = self._pending.get(_request_id(params.get("progressToken")))
             if pending is not None:
