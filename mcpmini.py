@@ -82,8 +82,7 @@ MODERN_VERSION = "2026-07-28"
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 CLIENT_INFO = {"name": "mcpmini", "version": __version__}
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
-INTERNAL_ERROR = -32603
-HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION = -32020, -32021, -32022
+INTERNAL_ERROR, HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION = -32603, -32020, -32021, -32022
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -379,7 +378,7 @@ def _remember_secret(value: Any) -> None:
         _secrets.update((value, json.dumps(value, ensure_ascii=False)[1:-1], quote(value, safe=""),
                          quote(value, safe="").replace("%20", "+")))
         scheme, _, token = value.partition(" ")  # "Bearer abc…": the token alone too
-        if len(token) >= MIN_SECRET_LENGTH and scheme.isalpha():
+        if scheme.isalpha():   # the call checks the token's length
             _remember_secret(token)
 
 
@@ -411,7 +410,6 @@ def _object(value: Any) -> JSON:
 
 
 def _listed(value: Any) -> list[Any]:
-    """``value`` when it is a JSON array, else an empty one."""
     return value if isinstance(value, list) else []
 
 
@@ -699,8 +697,6 @@ class _Session:
         """Open the transport (start the process, reach the URL) with this session's callbacks."""
         await self.transport.open(self.dispatch, self.fail, self.connection_lost)
 
-    # Outgoing ---------------------------------------------------------------------------
-
     async def request(self, method: str, params: JSON | None = None, *, timeout: float,
                       cancellable: bool = True, progress: Callable[[JSON], Any] | None = None,
                       progress_token: bool = False, headers: dict[str, str] | None = None) -> JSON:
@@ -740,8 +736,7 @@ class _Session:
         return result
 
     def _wake(self) -> None:
-        """One timer per session, not one per request: it times out what is due (progress may
-        have pushed deadlines back) and is set again for the earliest deadline left."""
+        """One timer per session, not per request: times out what is due, then waits for the next deadline."""
         loop = asyncio.get_running_loop()
         for p in self._pending.values():
             if not p.future.done() and loop.time() >= p.deadline:
