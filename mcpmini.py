@@ -630,7 +630,7 @@ class _Garbled(ProtocolError):
 def _jsonrpc(data: bytes | str) -> Any:
     """The JSON-RPC message (or 2025-03-26 batch) in ``data``; None for noise (a banner, a log
     line, an unreadable notification). A response that starts as JSON-RPC but cannot be parsed
-    (too deep, too many digits, NaN, cut short) raises _Garbled: its caller must not wait on."""
+    (too deep, too many digits, NaN, cut short) raises _Garbled: its waiter fails at once."""
     try:
         message = _loads(data)
     except (ValueError, RecursionError) as exc:   # RecursionError is not a ValueError
@@ -832,8 +832,8 @@ class _Session:
         except Exception as exc:  # a callback failed: tell the server, keep the session
             log.warning("%s: answering %s failed: %s", self.label, message.get("method"), exc)
             reply["error"] = {"code": INTERNAL_ERROR, "message": str(exc)}
-        if "error" not in reply and reply["result"] is None:   # modern era: a client writes no responses
-            return
+        if "error" not in reply and reply["result"] is None:
+            return   # modern era: a client must not write responses (dropped)
         with contextlib.suppress(MCPError, OSError):
             await self._send(reply)
 
