@@ -428,8 +428,7 @@ def _write_json(path: str, data: Any) -> None:
     0700 folder, since these files grant access (tokens, approvals) or steer behaviour."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
         f.write(_dumps(data))   # json.dump would take the slow pure-Python encoder
     os.replace(tmp, path)
 
@@ -755,10 +754,9 @@ class _Session:
         self.trace(self.label, "->", message)
         await self.transport.send(message, headers)
 
-    # Incoming (the transport's callbacks; none of them raises) ---------------------------
-
     def dispatch(self, message: Any) -> None:
-        """Route one parsed message; hostile input is logged and dropped."""
+        """Route one parsed message; hostile input is logged and dropped. Like ``fail`` and
+        ``connection_lost``, a transport's callback: it never raises."""
         self.trace(self.label, "<-", message)
         for item in message if isinstance(message, list) else [message]:
             try:
