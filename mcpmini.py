@@ -47,6 +47,7 @@ import atexit
 import base64
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -1382,22 +1383,11 @@ def _has_header(headers: dict[str, str], name: str) -> bool:
     return any(k.lower() == name for k in headers)
 
 
-_proxy_cache: dict[tuple, Any] = {}
-
-
-def _proxy_for(scheme: str, host: str, port: int) -> tuple[str, int, dict[str, str]] | None:
-    """The proxy for a URL from the environment, computed once per URL and environment
-    (urllib's getproxies() walks the whole environment: a quarter of a call's CPU)."""
-    key = (scheme, host, port, *(os.environ.get(k) for k in PROXY_VARIABLES))
-    if key not in _proxy_cache:
-        if len(_proxy_cache) > 64:
-            _proxy_cache.clear()
-        _proxy_cache[key] = _find_proxy(scheme, host, port)
-    return _proxy_cache[key]
-
-
-def _find_proxy(scheme: str, host: str, port: int) -> tuple[str, int, dict[str, str]] | None:
-    """The proxy for a URL from the environment: (host, port, CONNECT/request headers)."""
+@functools.lru_cache(maxsize=64)
+def _proxy_for(scheme: str, host: str, port: int, env: tuple) -> tuple[str, int, dict[str, str]] | None:
+    """The proxy for a URL from the environment: (host, port, CONNECT/request headers). ``env``,
+    the values of PROXY_VARIABLES, keys the cache: urllib's getproxies() walks the whole
+    environment, a quarter of a call's CPU."""
     import urllib.request
     proxy = urllib.request.getproxies().get(scheme)
     if not proxy or urllib.request.proxy_bypass(f"{host}:{port}") or urllib.request.proxy_bypass(host):
@@ -1413,16 +1403,13 @@ def _find_proxy(scheme: str, host: str, port: int) -> tuple[str, int, dict[str, 
         headers["Proxy-Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         _remember_secret(headers["Proxy-Authorization"])
     return parts.hostname, parts.port or 80, headers
-_ssl_contexts: dict[tuple[str | None, str | None], Any] = {}
 
 
-def _ssl_context() -> Any:
-    """The system's certificate store; SSL_CERT_FILE/SSL_CERT_DIR are honoured by OpenSSL."""
+@functools.lru_cache(maxsize=None)
+def _ssl_context(cert_file: str | None, cert_dir: str | None) -> Any:
+    """The system's certificate store; OpenSSL honours SSL_CERT_FILE/SSL_CERT_DIR (the key)."""
     import ssl
-    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-    if key not in _ssl_contexts:
-        _ssl_contexts[key] = ssl.create_default_context()
-    return _ssl_contexts[key]
+    return ssl.create_default_context()
 
 
 def _os_reason(exc: BaseException, host: str, port: int) -> str:
@@ -1620,7 +1607,7 @@ async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] 
     scheme, host, port, _ = _split_url(url)
     conn = _Connection(key, proxy)
     loop, peer = conn.loop, proxy[:2] if proxy else (host, port)
-    tls = _ssl_context() if scheme == "https" else None
+    tls = _ssl_context(*map(os.environ.get, ("SSL_CERT_FILE", "SSL_CERT_DIR"))) if scheme == "https" else None
 
     async def connect() -> None:
         try:   # an IP address at once, a name in a daemon thread: the resolver blocks, and
@@ -1771,7 +1758,8 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
     scheme, host, port, target = _split_url(url)
     key = (scheme, host, port)
     conn = pool.get(key)   # an idle connection keeps the proxy it was opened with
-    proxy = conn.proxy if conn is not None else _proxy_for(scheme, host, port)
+    proxy = conn.proxy if conn is not None else \
+        _proxy_for(scheme, host, port, tuple(map(os.environ.get, PROXY_VARIABLES)))
     netloc = f"[{host}]" if ":" in host else host
     if port != (443 if scheme == "https" else 80):
         netloc += f":{port}"
