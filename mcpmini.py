@@ -1232,8 +1232,7 @@ def _guard_group(pgid: int) -> None:
 
 def _kill_live_groups() -> None:
     for pgid in list(_live_groups):
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGTERM)
+        _killpg(pgid, signal.SIGTERM)
 
 
 def _die_by_signal(signum: int, frame: Any) -> None:
@@ -1940,12 +1939,10 @@ def _drop_invalid_header_tools(tools: list[JSON], label: str, warned: set[str]) 
     drop the others, and SHOULD say why: once per tool, ``warned`` remembers)."""
     kept = []
     for tool in tools:
-        _, problem = _x_mcp_headers(tool.get("inputSchema") if isinstance(tool, dict) else None)
+        _, problem = _x_mcp_headers(_object(tool).get("inputSchema"))
         if not problem:
             kept.append(tool)
-            continue
-        name = str(tool.get("name") if isinstance(tool, dict) else tool)
-        if name not in warned:
+        elif (name := str(tool.get("name") if isinstance(tool, dict) else tool)) not in warned:
             warned.add(name)
             log.warning("%s: dropped tool %r: %s", label, name, problem)
     return kept
@@ -2081,17 +2078,16 @@ class _HTTPTransport(_Transport):
         return resp, data
 
 
+@dataclasses.dataclass
 class _Flight:
     """One request in flight on Streamable HTTP: its task reading the reply stream."""
-
-    __slots__ = ("rid", "method", "modern", "task", "answered", "response", "news")
-
-    def __init__(self, rid: int, method: str, modern: bool) -> None:
-        self.rid, self.method, self.modern = rid, method, modern
-        self.task: asyncio.Task | None = None
-        self.answered = False
-        self.news = 0   # messages delivered from its streams
-        self.response: _HTTPResponse | None = None
+    rid: int
+    method: str
+    modern: bool
+    task: asyncio.Task | None = None
+    answered: bool = False
+    news: int = 0   # messages delivered from its streams
+    response: _HTTPResponse | None = None
 
 
 class _StreamableHTTPTransport(_HTTPTransport):
@@ -2389,25 +2385,17 @@ class _LegacySSETransport(_HTTPTransport):
         self._reader = asyncio.ensure_future(self._read(resp))
         await self._ready
 
-    def _resolve(self, data: str, base: str) -> str:
-        endpoint = urljoin(base, data.strip())
-        # the endpoint must not send our messages (and headers) anywhere else
-        if _origin(endpoint) is None or _origin(endpoint) != _origin(base):
-            raise ProtocolError(f"{self.label}: refused the HTTP+SSE endpoint {data.strip()[:200]!r}: "
-                                f"it is not an http(s) URL on the origin of {_safe_url(base)}")
-        return endpoint
-
     async def _read(self, resp: _HTTPResponse) -> None:
-        assert self._ready is not None
         why = "the server closed the HTTP+SSE stream"
         try:
             async for kind, data, _ in resp.events():
                 if kind == "endpoint" and self.endpoint is None:
-                    try:
-                        self.endpoint = self._resolve(data, resp.url)
-                    except ProtocolError as exc:
-                        _settle(self._ready, None, exc)
-                        return
+                    endpoint = urljoin(resp.url, data.strip())
+                    if _origin(endpoint) != _origin(resp.url):   # our messages (and headers) go nowhere else
+                        return _settle(self._ready, None, ProtocolError(
+                            f"{self.label}: refused the HTTP+SSE endpoint {data.strip()[:200]!r}: it is "
+                            f"not an http(s) URL on the origin of {_safe_url(resp.url)}"))
+                    self.endpoint = endpoint
                     _settle(self._ready, None)
                 elif kind == "message":
                     await self._flowing()
