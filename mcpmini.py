@@ -1873,47 +1873,41 @@ def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str 
     """The ``x-mcp-header`` annotations of a tool's inputSchema as (property path, name),
     or the reason they are invalid (digest §7.4)."""
     found: list[tuple[tuple[str, ...], str]] = []
-    seen: set[str] = set()
-
-    def walk(node: Any, path: tuple[str, ...], direct: bool) -> str | None:
+    # (node, its property path, reached from the root through "properties" alone)
+    todo: deque[tuple[Any, tuple[str, ...], bool]] = deque([(schema, (), True)])
+    while todo:
+        node, path, direct = todo.popleft()
         if not isinstance(node, dict):
-            return None
+            continue
         if "x-mcp-header" in node:
             name, where = node["x-mcp-header"], ".".join(path) or "the schema root"
             if not direct or not path:
-                return (f"x-mcp-header {name!r} at {where} is not on a property reached through "
-                        "\"properties\" alone")
-            if not isinstance(name, str) or not name:
-                return f"x-mcp-header on {where} is empty"
-            if not HEADER_TOKEN.fullmatch(name):
-                return f"x-mcp-header {name!r} on {where} is not a valid header name"
-            if name.lower() in seen:
-                return f"x-mcp-header {name!r} on {where} duplicates another one"
-            if node.get("type") not in ("string", "integer", "boolean"):
-                return (f"x-mcp-header {name!r} is on {where} of type {node.get('type')!r}; only "
-                        "string, integer and boolean properties can be headers")
-            seen.add(name.lower())
-            found.append((path, name))
+                problem = (f"x-mcp-header {name!r} at {where} is not on a property reached through "
+                           "\"properties\" alone")
+            elif not isinstance(name, str) or not name:
+                problem = f"x-mcp-header on {where} is empty"
+            elif not HEADER_TOKEN.fullmatch(name):
+                problem = f"x-mcp-header {name!r} on {where} is not a valid header name"
+            elif any(name.lower() == seen.lower() for _, seen in found):
+                problem = f"x-mcp-header {name!r} on {where} duplicates another one"
+            elif node.get("type") not in ("string", "integer", "boolean"):
+                problem = (f"x-mcp-header {name!r} is on {where} of type {node.get('type')!r}; only "
+                           "string, integer and boolean properties can be headers")
+            else:
+                problem = ""
+                found.append((path, name))
+            if problem:
+                return found, problem
         for key, value in node.items():
-            subs: list[tuple[Any, tuple[str, ...], bool]] = []
             if key == "properties" and isinstance(value, dict):
-                subs = [(sub, path + (str(name),), direct) for name, sub in value.items()]
+                todo.extend((sub, path + (str(name),), direct) for name, sub in value.items())
             elif key in SCHEMA_ONE:
-                subs = [(sub, path, False) for sub in (value if isinstance(value, list) else [value])]
+                todo.extend((sub, path, False) for sub in (value if isinstance(value, list) else [value]))
             elif key in SCHEMA_LIST and isinstance(value, list):
-                subs = [(sub, path, False) for sub in value]
+                todo.extend((sub, path, False) for sub in value)
             elif key in SCHEMA_MAP and isinstance(value, dict):
-                subs = [(sub, path, False) for sub in value.values()]
-            for sub in subs:
-                if problem := walk(*sub):
-                    return problem
-        return None
-
-    try:
-        problem = walk(schema, (), True)
-    except RecursionError:
-        problem = "the inputSchema is nested too deeply"
-    return found, problem
+                todo.extend((sub, path, False) for sub in value.values())
+    return found, None
 
 
 def _param_headers(schema: Any, arguments: Any) -> dict[str, str]:
