@@ -967,9 +967,8 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         self._writable: asyncio.Future | None = None    # pending while stdin's pipe is full
         self._ending: asyncio.Task | None = None
         self._closing = self._lost = False
-        # What the server writes on stderr while it answers the era probe (an SDK that does not
-        # know server/discover may log pages of validation errors): its first line is shown,
-        # the rest counted. None before the probe, [] after it.
+        # stderr lines written while it answers the era probe (an SDK that does not know
+        # server/discover may log pages of errors): the first shown, the rest counted; [] after
         self._probe_noise: list[int] | None = None
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
@@ -981,8 +980,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         try:
             self.process, _ = await loop.subprocess_exec(  # never a shell
                 lambda: self, *self.argv, stdin=asyncio.subprocess.PIPE, stdout=write_fd,
-                stderr=asyncio.subprocess.PIPE, env=self.env,
-                cwd=self.cwd, start_new_session=posix)
+                stderr=asyncio.subprocess.PIPE, env=self.env, cwd=self.cwd, start_new_session=posix)
         except OSError as exc:
             if posix:
                 os.close(read_fd)
@@ -1173,9 +1171,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         if process is None or self._closing:
             return
         self._closing = True
-        stdin = process.get_pipe_transport(0)
-        if stdin is not None:
-            stdin.close()
+        process.get_pipe_transport(0).close()
         # Even in a hurry, give it a moment to read a cancellation written just before.
         await self._exited(0.1 if fast else SHUTDOWN_GRACE)
         for sig, grace in ((signal.SIGTERM, SHUTDOWN_GRACE), (getattr(signal, "SIGKILL", None), 5.0)):
@@ -1216,9 +1212,8 @@ _guarded: list[int] = []
 
 
 def _guard_group(pgid: int) -> None:
-    """Make sure a server's process group dies with us, even when we are killed by SIGTERM
-    or SIGHUP without a handler of the user's: only signals still at their default action
-    are taken over, and they end the process the default way after the cleanup."""
+    """Make sure a server's process group dies with us, even by SIGTERM or SIGHUP: only signals
+    still at their default action are taken over, and end the process so after the cleanup."""
     _live_groups.add(pgid)
     if _guarded or os.name != "posix" or threading.current_thread() is not threading.main_thread():
         return
@@ -1438,10 +1433,9 @@ class _Headers(dict):
 
 
 class _Connection(asyncio.Protocol):
-    """One HTTP/1.1 connection as an asyncio protocol (no threads): the loop fills ``buffer``,
-    readers wait in ``_more()``. ``arm()`` sets the one deadline of the exchange using it; when
-    it passes, the connection is closed and the reader gets RequestTimeout. A cancelled reader
-    closes it too (2026-07-28: cancelling is closing the stream): nothing outlives its caller."""
+    """One HTTP/1.1 connection as an asyncio protocol: the loop fills ``buffer``, readers wait in
+    ``_more()``. At the deadline ``arm()`` sets, or when its reader is cancelled (2026-07-28:
+    cancelling is closing the stream), it is closed: nothing outlives its caller."""
 
     def __init__(self, key: tuple, proxy: tuple[str, int, dict[str, str]] | None) -> None:
         self.key, self.proxy, self.loop = key, proxy, asyncio.get_running_loop()
@@ -1810,19 +1804,14 @@ async def _http_request(method: str, url: str, *, headers: dict[str, str] | None
                         body: bytes | None = None, timeout: float | None = DEFAULT_TIMEOUT,
                         pool: _ConnectionPool | None = None, idempotent: bool = False,
                         redirects: bool = True) -> _HTTPResponse:
-    """One HTTP/1.1 request on asyncio (no threads); returns once the response headers arrived
-    (``.status``, ``.reason``, ``.headers.get(name)``, ``.url`` after redirects, ``.media_type``;
-    ``await .read(limit)``, ``.chunks()``, ``.events()``; ``.close()`` when done, which keeps a
-    fully read connection in ``pool``).
-
-    ``timeout`` is one deadline for the whole exchange: connecting, the headers and every body
-    read (RequestTimeout); None means none (the caller cancels, which closes the connection).
-    A request that is not ``idempotent`` (GET, HEAD and DELETE are) is never sent twice: after
-    a broken connection it fails with ConnectionClosed (_NotSent when nothing was written).
-    Redirects (unless ``redirects`` is False): http(s) only, at most MAX_REDIRECTS, POST only
-    on 307/308, and a request with credentials or configured headers only within its origin.
-    Proxies from the environment (HTTP(S)_PROXY, NO_PROXY); certificates from the system store.
-    """
+    """One HTTP/1.1 request on asyncio (no threads); returns the response once its headers
+    arrived (``.close()`` it when done: a fully read connection goes back to ``pool``).
+    ``timeout`` is one deadline for the whole exchange, body reads included (RequestTimeout);
+    None: the caller cancels, which closes the connection. A request that is not ``idempotent``
+    (GET, HEAD and DELETE are) is never sent twice: after a broken connection it fails with
+    ConnectionClosed (_NotSent when nothing was written). Redirects (unless ``redirects`` is
+    False): http(s) only, at most MAX_REDIRECTS, POST only on 307/308, and a request with
+    credentials or configured headers only within its origin. Proxies from the environment."""
     what = f"HTTP {method} {_safe_url(url)}"
     deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
     headers = dict(headers or {})
@@ -2000,8 +1989,7 @@ def _status_error(label: str, resp: _HTTPResponse, url: str, body: bytes, what: 
 
 def _sse_delay(retry: int | None, quiet: int) -> float:
     """Seconds before reconnecting an SSE stream: the server's ``retry`` (spec: honour it), at
-    least SSE_RETRY_MIN, doubled for each stream in a row that brought no message — so that
-    ``retry: 0`` or a server closing every stream cannot make a reconnection storm."""
+    least SSE_RETRY_MIN, doubled for each quiet stream in a row: no reconnection storm."""
     base = max(retry / 1000 if retry is not None else SSE_RETRY_DEFAULT, SSE_RETRY_MIN)
     return base * 2 ** max(quiet - 1, 0)
 
@@ -2056,9 +2044,8 @@ class _HTTPTransport(_Transport):
 
     async def _post_no_reply(self, url: str, headers: dict[str, str],
                              body: bytes) -> tuple[_HTTPResponse | None, bytes]:
-        """POST a message that expects no reply in its answer (202). A JSON-RPC body that
-        comes anyway is delivered, never lost. Returns (None, b"") on success, else the failed
-        answer; 401/403 and transport failures raise."""
+        """POST a message that expects no reply (202); a JSON-RPC body that comes anyway is
+        delivered. (None, b"") on success, else the failed answer and its body."""
         resp = await self._request("POST", url, headers, body=body, timeout=self.timeout)
         try:
             data = await resp.read()
@@ -2085,15 +2072,11 @@ class _Flight:
 
 
 class _StreamableHTTPTransport(_HTTPTransport):
-    """Streamable HTTP, both eras: one POST per message to the endpoint.
-
-    2026-07-28 (a request whose ``_meta`` names a protocol version): MCP-Protocol-Version,
-    Mcp-Method, Mcp-Name headers (Mcp-Param-* come with the request); cancelling closes the
-    request's connection. Legacy: the session id and protocol version of the initialize
-    response are echoed, 404 → session expired, SSE replies resumed with GET + Last-Event-ID,
-    a GET stream for what the server sends outside requests, DELETE on close. Replies come
-    as JSON or SSE; server requests on them are answered by POST.
-    """
+    """Streamable HTTP, both eras: one POST per message; replies as JSON or SSE. 2026-07-28 (a
+    request whose ``_meta`` names a version): MCP-Protocol-Version, Mcp-Method, Mcp-Name
+    headers; cancelling closes the request's connection. Legacy: the initialize response's
+    session id and version echoed, 404 → session expired, SSE replies resumed with GET +
+    Last-Event-ID, a GET stream for messages outside requests, DELETE on close."""
 
     def __init__(self, url: str, **options: Any) -> None:
         super().__init__(url, **options)
@@ -2102,8 +2085,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         self.modern_version: str | None = None   # of the last modern request; None after initialize
         self._flights: dict[int, _Flight] = {}
         self._listener: asyncio.Task | None = None   # the legacy GET stream
-        self._ending: asyncio.Task | None = None     # a flight reading its stream's end: the
-        # next request waits for its connection (a new one would be opened otherwise)
+        self._ending: asyncio.Task | None = None     # a flight reading its stream's end
         self._closed = False
 
     # Sending ------------------------------------------------------------------------------
@@ -2187,7 +2169,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
                 del self._flights[flight.rid]
 
     async def _exchange(self, flight: _Flight, headers: dict[str, str], body: bytes) -> None:
-        if self._ending is not None and not self._ending.done():   # a reply stream is ending (its
+        if self._ending is not None and not self._ending.done():   # wait for its connection (its
             await asyncio.wait((self._ending,), timeout=STREAM_END_WAIT)  # tail is a packet behind)
         resp = flight.response = await self._request("POST", self.url, headers, body=body, timeout=None,
                                                      idempotent=flight.method in SAFE_TO_REPEAT)
@@ -2334,9 +2316,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
     async def close(self, fast: bool = False) -> None:
         """Close every stream; end the legacy session with DELETE (405 is fine)."""
         self._closed = True
-        flights = [f.task for f in self._flights.values() if f.task is not None]
-        if self._listener is not None:
-            flights.append(self._listener)
+        flights = [f.task for f in self._flights.values()] + ([self._listener] if self._listener else [])
         for task in flights:
             task.cancel()
         if self.session_id and not fast:
