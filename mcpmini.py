@@ -1172,8 +1172,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
             return
         self._closing = True
         process.get_pipe_transport(0).close()
-        # Even in a hurry, give it a moment to read a cancellation written just before.
-        await self._exited(0.1 if fast else SHUTDOWN_GRACE)
+        await self._exited(0.1 if fast else SHUTDOWN_GRACE)   # even fast: time to read a last cancel
         for sig, grace in ((signal.SIGTERM, SHUTDOWN_GRACE), (getattr(signal, "SIGKILL", None), 5.0)):
             if sig is None or not self._signal(sig) or await self._gone_within(grace):
                 break
@@ -1254,8 +1253,7 @@ class _SSEParser:
     events; an event with empty data (a 2025-11-25 priming event) is not returned, but its id
     is kept. Linear in the input; an event over ``limit`` bytes is a ProtocolError."""
 
-    def __init__(self, *, last_id: str = "", retry: int | None = None,
-                 limit: int = MAX_MESSAGE_SIZE) -> None:
+    def __init__(self, *, last_id: str = "", retry: int | None = None, limit: int = MAX_MESSAGE_SIZE) -> None:
         self.last_id, self.retry, self.limit = last_id, retry, limit
         self._line = bytearray()         # the unfinished line
         self._data: list[bytes] = []     # data lines of the event being read
@@ -1305,12 +1303,10 @@ class _SSEParser:
             self._check_size()
         elif name == b"event":
             self._type = value.decode("utf-8", "replace")
-        elif name == b"id":
-            if b"\0" not in value:
-                self.last_id = value.decode("utf-8", "replace")
-        elif name == b"retry":
-            if value.isdigit() and len(value) < 10:  # digits only, else ignored
-                self.retry = int(value)
+        elif name == b"id" and b"\0" not in value:
+            self.last_id = value.decode("utf-8", "replace")
+        elif name == b"retry" and value.isdigit() and len(value) < 10:  # digits only, else ignored
+            self.retry = int(value)
 
 
 def _line_ends(data: bytes) -> Any:
@@ -1788,9 +1784,8 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
                 raise ProtocolError(f"{what}: {exc}") from None
             if isinstance(exc, MCPError) or not isinstance(exc, OSError):
                 raise
-            # The server may close an idle keep-alive connection just as we reuse it (the pool
-            # checked it just before); the request may have reached it all the same, so only
-            # a request that is safe to repeat goes again (issue 12 item 3).
+            # The server may close an idle connection just as we reuse it, maybe after our request
+            # reached it: only a request safe to repeat goes again (issue 12 item 3).
             if reused and idempotent and isinstance(exc, ConnectionError):
                 log.debug("%s: the reused connection failed (%s); retrying once on a new one", what, exc)
                 conn = None
@@ -2136,8 +2131,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         if resp is not None:
             log.warning("%s", _status_error(self.label, resp, self.url, data, f"POST {what}"))
         if method == "notifications/initialized" and not self.modern_version:
-            # the session is ready: open the optional GET stream for what the server sends
-            # outside any request (a new session replaces the old stream)
+            # the session is ready: open the optional GET stream (a new session's replaces it)
             if self._listener is not None:
                 self._listener.cancel()
             self._listener = asyncio.ensure_future(self._listen())
@@ -2175,8 +2169,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
                                                      idempotent=flight.method in SAFE_TO_REPEAT)
         status = resp.status
         if status == 404 and not flight.modern and "Mcp-Session-Id" in headers:
-            # spec: a 404 for a request that carried a session id: start a new session
-            self.session_id = None
+            self.session_id = None   # spec: a 404 for a request that carried a session id: start anew
             raise _SessionExpired(f"{self.label}: the server ended the HTTP session (HTTP 404)")
         session_id = resp.headers.get("Mcp-Session-Id")
         if flight.method == "initialize" and 200 <= status < 300 and session_id is not None:
@@ -2395,7 +2388,6 @@ class _LegacySSETransport(_HTTPTransport):
         if self.endpoint is None or self._closing:
             raise ConnectionClosed(f"{self.label}: the HTTP+SSE connection is closed")
         post_headers = {"Accept": HTTP_ACCEPT, "Content-Type": "application/json", **self.headers}
-        # normally 202 "Accepted": the reply comes on the stream
         resp, data = await self._post_no_reply(self.endpoint, post_headers, _dumps(message))
         if resp is None:
             return
