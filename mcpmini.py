@@ -912,10 +912,8 @@ class _Transport:
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self.deliver: Callable[[Any], None] = lambda message: None
-        self.fail: Callable[[Any, BaseException], None] = lambda rid, exc: None
-        self.closed: Callable[[ConnectionClosed], None] = lambda exc: None
-        self._resumed: asyncio.Future | None = None   # set while reading is paused
+        self._flow = asyncio.Event()   # clear while reading is paused
+        self._flow.set()
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
@@ -927,23 +925,20 @@ class _Transport:
             await self.send(notice)
 
     def pause_reading(self) -> None:
-        if self._resumed is None:
-            self._resumed = asyncio.get_running_loop().create_future()
+        self._flow.clear()
 
     def resume_reading(self) -> None:
-        if self._resumed is not None:
-            _settle(self._resumed, None)
-            self._resumed = None
+        self._flow.set()
 
     async def _flowing(self) -> None:
         """Readers call this before each message they deliver: it waits while paused."""
-        while self._resumed is not None:
-            await asyncio.shield(self._resumed)
+        while not self._flow.is_set():   # (paused again before this reader ran: wait on)
+            await self._flow.wait()
 
 
 # stdio ---------------------------------------------------------------------------------------
 
-class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
+class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
     """A server process spoken to over its stdin/stdout, one JSON message per line. It is the
     process's asyncio protocol too: replies are split out of stdout in the callback that gets
     the bytes, with no reader task; on POSIX stdout is a pipe of our own, read directly, which
@@ -1070,12 +1065,9 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
     def resume_writing(self) -> None:
         _settle(self._writable, None)
 
-    # stdout's pipe (POSIX) as an asyncio.Protocol; connection_lost also ends the process
+    # stdout's pipe (POSIX) as an asyncio.Protocol; connection_lost (after eof_received) ends it
     def data_received(self, data: bytes) -> None:
         self.pipe_data_received(1, data)
-
-    def eof_received(self) -> None:   # connection_lost follows
-        pass
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.pipe_connection_lost(1, exc)
