@@ -919,6 +919,18 @@ class _Transport:
                    closed: Callable[[ConnectionClosed], None]) -> None:
         self.deliver, self.fail, self.closed = deliver, fail, closed
 
+    def _receive(self, data: bytes | str) -> bool:
+        """Deliver the JSON-RPC message in ``data``; False for noise. A reply that cannot be read
+        fails the request it names: its caller must not wait."""
+        try:
+            message = _jsonrpc(data)
+        except _Garbled as exc:
+            self.fail(exc.rid, ProtocolError(f"{self.label}: {exc}"))
+            return True
+        if message is not None:
+            self.deliver(message)
+        return message is not None
+
     async def cancel(self, rid: int, notice: JSON | None) -> None:
         """Stop waiting for ``rid``; on stdio a cancellation is the notice itself."""
         if notice is not None:
@@ -1087,19 +1099,11 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
                 self.pipe_data_received(1, data)
 
     def _line(self, line: bytes | bytearray) -> None:
-        if not line or line.isspace():   # (not strip(): a copy; JSON allows the whitespace)
+        if not line or line.isspace() or self._receive(line):   # (not strip(): a copy)
             return
-        try:
-            message = _jsonrpc(line)
-        except _Garbled as exc:   # the server answering badly: its caller must not wait
-            self.fail(exc.rid, ProtocolError(f"{self.label}: {exc}"))
-            return
-        if message is None:
-            self.skipped_lines += 1
-            log.info("%s: skipped a stdout line that is not JSON-RPC (%d so far): %.120r",
-                     self.label, self.skipped_lines, line[:120])
-            return
-        self.deliver(message)
+        self.skipped_lines += 1
+        log.info("%s: skipped a stdout line that is not JSON-RPC (%d so far): %.120r",
+                 self.label, self.skipped_lines, line[:120])
 
     def _stderr(self, data: bytes) -> None:
         """Keep stderr's tail and log it; it is read as it comes, so a chatty server never
@@ -1240,10 +1244,9 @@ def _killpg(pgid: int, sig: int) -> bool:
 
 class _SSEParser:
     """Incremental Server-Sent Events parser (WHATWG rules; digest §5.5): ``feed(data)`` returns
-    the events ``data`` completes, as ``(type, data, id)``. Lines end with \\n, \\r\\n or a lone
-    \\r, also when a \\r\\n is split between feeds. ``last_id`` and ``retry`` (ms) persist across
-    events; an event with empty data (a 2025-11-25 priming event) is not returned, but its id
-    is kept. Linear in the input; an event over ``limit`` bytes is a ProtocolError."""
+    the events ``data`` completes, as ``(type, data, id)``; a \\r\\n may be split between feeds.
+    ``last_id`` and ``retry`` (ms) persist; an event with empty data (a 2025-11-25 priming
+    event) is not returned, but its id is kept. An event over ``limit`` bytes: ProtocolError."""
 
     def __init__(self, *, last_id: str = "", retry: int | None = None, limit: int = MAX_MESSAGE_SIZE) -> None:
         self.last_id, self.retry, self.limit = last_id, retry, limit
@@ -1352,10 +1355,8 @@ def _checked_headers(headers: dict[str, str] | None, label: str) -> dict[str, st
             raise ConfigError(f"{label}: invalid HTTP header name {name!r}")
         if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
             raise ConfigError(f"{label}: the value of header {name} must be one line of text")
-        try:
-            value.encode("latin-1")
-        except UnicodeEncodeError:
-            raise ConfigError(f"{label}: the value of header {name} is not ASCII/Latin-1") from None
+        if any(ord(c) > 0xFF for c in value):
+            raise ConfigError(f"{label}: the value of header {name} is not ASCII/Latin-1")
         _remember_secret(value)
         checked[name] = value
     return checked
@@ -2000,9 +2001,8 @@ class _HTTPTransport(_Transport):
     async def _request(self, method: str, url: str, headers: dict[str, str], doing: str = "",
                        **options: Any) -> _HTTPResponse:
         """``_http_request`` on the pool, with OAuth: ``auth`` adds its Authorization header to
-        ``headers`` (in place, so error messages see it); on 401/403 ``auth.challenge`` may get
-        a new token, and the request goes again (bounded per request by ``tries``). A 401/403
-        that stands raises AuthError; a failed connection names the server (and ``doing``)."""
+        ``headers`` (in place, so error messages see it); a 401/403 goes again while
+        ``auth.challenge`` gets a new token, else raises AuthError."""
         tries: dict[str, int] = {}
         try:
             while True:
@@ -2020,8 +2020,7 @@ class _HTTPTransport(_Transport):
             raise type(exc)(f"{self.label}: {doing}{exc}") from None
 
     async def _get_event_stream(self, headers: dict[str, str], doing: str, failure: str) -> _HTTPResponse:
-        """GET the URL as an SSE stream; 401/403 raise AuthError, any other answer that is
-        not an event stream raises ConnectionClosed saying ``failure``."""
+        """GET the URL as an SSE stream; any other answer raises ConnectionClosed (``failure``)."""
         resp = await self._request("GET", self.url, headers, f"{doing}: ", timeout=None)
         if not 200 <= resp.status < 300 or resp.media_type != "text/event-stream":
             resp.close()
@@ -2199,10 +2198,9 @@ class _StreamableHTTPTransport(_HTTPTransport):
                 item["id"] = flight.rid
             if ("result" in item or "error" in item) and _request_id(item.get("id")) == flight.rid:
                 flight.answered = True
-                result = item.get("result")
-                if flight.method == "initialize" and isinstance(result, dict) and \
-                        isinstance(result.get("protocolVersion"), str):
-                    self.version = result["protocolVersion"]   # sent on every later request
+                version = _object(item.get("result")).get("protocolVersion")
+                if flight.method == "initialize" and isinstance(version, str):
+                    self.version = version   # sent on every later request
         self.deliver(reply)
         return flight.answered
 
@@ -2358,15 +2356,8 @@ class _LegacySSETransport(_HTTPTransport):
                     _settle(self._ready, None)
                 elif kind == "message":
                     await self._flowing()
-                    try:
-                        message = _jsonrpc(data)
-                    except _Garbled as exc:
-                        self.fail(exc.rid, ProtocolError(f"{self.label}: {exc}"))
-                        continue
-                    if message is None:
+                    if not self._receive(data):
                         log.warning("%s: skipped an SSE event that is not JSON-RPC: %.120r", self.label, data)
-                    else:
-                        self.deliver(message)
         except MCPError as exc:
             why = f"the HTTP+SSE stream failed: {exc}"
         finally:
