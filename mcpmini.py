@@ -1084,8 +1084,6 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.pipe_connection_lost(1, exc)
 
-    # Reading -------------------------------------------------------------------------------
-
     def pause_reading(self) -> None:
         if self._held is None:
             self._held = []
@@ -1120,8 +1118,6 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
                 if self._probe_noise[0] > 1:
                     continue
             logging.getLogger("mcpmini.server").info("%s: %s", self.label, text)
-
-    # The end -------------------------------------------------------------------------------
 
     def _end(self, other: asyncio.Future, grace: float) -> None:
         if self._ending is None and not self._closing:
@@ -2074,8 +2070,6 @@ class _StreamableHTTPTransport(_HTTPTransport):
         self._ending: asyncio.Task | None = None     # a flight reading its stream's end
         self._closed = False
 
-    # Sending ------------------------------------------------------------------------------
-
     def _headers(self, message: JSON) -> tuple[dict[str, str], bool]:
         """The headers of a POST, and whether the message is a modern request."""
         method, params = message.get("method"), _object(message.get("params"))
@@ -2136,8 +2130,6 @@ class _StreamableHTTPTransport(_HTTPTransport):
         modern = flight.modern if flight is not None else self.modern_version is not None
         if notice is not None and not modern:
             await self.send(notice)
-
-    # One request ---------------------------------------------------------------------------
 
     async def _run(self, flight: _Flight, headers: dict[str, str], body: bytes) -> None:
         try:
@@ -2256,8 +2248,6 @@ class _StreamableHTTPTransport(_HTTPTransport):
         except ConnectionClosed as exc:  # the stream broke: like its end
             log.debug("%s: the reply stream of %s broke: %s", self.label, flight.method, exc)
         return False
-
-    # The legacy GET stream, closing -----------------------------------------------------
 
     async def _listen(self) -> None:
         """The legacy GET stream: server requests (answered by POST) and notifications sent
