@@ -1006,8 +1006,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
             self._stdout = self.process.get_pipe_transport(1)
 
     async def send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
-        stdin = self.process.get_pipe_transport(0) if self.process else None
-        if stdin is None or stdin.is_closing():
+        if self.process is None or (stdin := self.process.get_pipe_transport(0)).is_closing():
             raise _NotSent(f"{self.label}: not connected")
         if self._eof.done():   # its output is closed: nothing written now could be answered
             raise _NotSent(str(self._closed_error("the server closed its output")))
@@ -1045,13 +1044,13 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
                 line, self._partial = self._partial, bytearray()
             start = end + 1
             if len(line) > MAX_MESSAGE_SIZE:
-                return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+                return self._too_big()
             self._line(line)
             if self._held is not None:   # the session paused reading: keep the rest
                 return self._held.append(data[start:])
         self._partial += memoryview(data)[start:]
         if len(self._partial) > MAX_MESSAGE_SIZE:
-            self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+            self._too_big()
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 0 and self._writable:   # a writer may wait on a full pipe
@@ -1134,9 +1133,10 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
         await asyncio.wait((self._exit,), timeout=timeout)
         return self._exit.done()
 
-    def _lose(self, why: str) -> None:
+    def _too_big(self) -> None:
         self._partial = bytearray()   # up to MAX_MESSAGE_SIZE, of no use now
-        self._lose_with(ConnectionClosed(f"{self.label}: {why}; connection closed"))
+        self._lose_with(ConnectionClosed(f"{self.label}: a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB; "
+                                         "connection closed"))
         self._signal(signal.SIGTERM)  # the client's close() reaps it
 
     def _lose_with(self, exc: ConnectionClosed) -> None:
@@ -2127,8 +2127,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         flight = self._flights.get(rid)
         if flight is not None and flight.task is not None:
             flight.task.cancel()
-        modern = flight.modern if flight is not None else self.modern_version is not None
-        if notice is not None and not modern:
+        if notice is not None and not (flight.modern if flight else self.modern_version is not None):
             await self.send(notice)
 
     async def _run(self, flight: _Flight, headers: dict[str, str], body: bytes) -> None:
