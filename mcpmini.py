@@ -1103,8 +1103,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
                  self.label, self.skipped_lines, line[:120])
 
     def _stderr(self, data: bytes) -> None:
-        """Keep stderr's tail and log it; it is read as it comes, so a chatty server never
-        blocks on a full pipe."""
+        """Keep stderr's tail and log it, read as it comes: a chatty server never blocks on a full pipe."""
         lines = (self._err_rest + data).split(b"\n")
         self._err_rest = lines.pop()[-8192:]
         for raw in lines:
@@ -1123,8 +1122,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
             self._ending = asyncio.ensure_future(self._report_exit(other, grace))
 
     async def _report_exit(self, other: asyncio.Future, grace: float) -> None:
-        """Stdout ended or the process exited: give the other (and stderr's last lines) a
-        moment, then fail every waiter with the exit status and the tail of stderr."""
+        """Give the other end (and stderr) a moment, then fail every waiter with the exit status."""
         await asyncio.wait((other, self._err_eof), timeout=grace)
         self._lose_with(self._closed_error("the server closed its output"))
 
@@ -1301,8 +1299,7 @@ class _SSEParser:
 
 
 def _line_ends(data: bytes) -> Any:
-    """(end, next start) of each line in ``data``: bytes.find when there is no \r (the usual
-    case, and much faster than the regex on a 10 MB event)."""
+    """(end, next start) of each line in ``data``; without \r by bytes.find (much faster)."""
     if b"\r" in data:
         for match in SSE_LINE_END.finditer(data):
             yield match.start(), match.end()
@@ -1495,8 +1492,7 @@ class _Connection(asyncio.Protocol):
             raise self.error
 
     async def read_until(self, end: re.Pattern, limit: int, too_long: str) -> bytes:
-        """The bytes up to the first match of ``end`` (a line end, a blank line); ProtocolError
-        ``too_long`` when none comes within ``limit`` bytes."""
+        """The bytes up to the first match of ``end``; ProtocolError ``too_long`` past ``limit`` bytes."""
         start = 0
         while not (match := end.search(self.buffer, start, limit)):
             if len(self.buffer) >= limit:
@@ -1545,8 +1541,7 @@ class _Connection(asyncio.Protocol):
 
 
 class _ConnectionPool:
-    """Idle keep-alive connections by (scheme, host, port). A connection comes back
-    only after its response was read to the end, and is taken again only while still open."""
+    """Idle keep-alive connections by (scheme, host, port): fully read, taken while still open."""
 
     def __init__(self) -> None:
         self._idle: dict[tuple, list[_Connection]] = {}
@@ -1843,8 +1838,7 @@ def _header_value(text: str) -> str:
 
 
 def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str | None]:
-    """The ``x-mcp-header`` annotations of a tool's inputSchema as (property path, name),
-    or the reason they are invalid (digest §7.4)."""
+    """A tool inputSchema's ``x-mcp-header``s as (property path, name), or why they are invalid (§7.4)."""
     found: list[tuple[tuple[str, ...], str]] = []
     # (node, its property path, reached from the root through "properties" alone)
     todo: deque[tuple[Any, tuple[str, ...], bool]] = deque([(schema, (), True)])
@@ -1979,8 +1973,7 @@ def _sse_delay(retry: int | None, quiet: int) -> float:
 
 
 class _HTTPTransport(_Transport):
-    """What both HTTP transports share: the URL, configured headers (checked, secret), OAuth,
-    a keep-alive pool, POSTs that expect no reply and GETs of an event stream."""
+    """What both HTTP transports share: the URL, configured headers (checked, secret), OAuth, a pool."""
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, label: str = "server",
                  timeout: float = DEFAULT_TIMEOUT, auth: Any = None) -> None:
@@ -1993,6 +1986,7 @@ class _HTTPTransport(_Transport):
         self.headers = _checked_headers(headers, label)
         self.auth = auth   # an _OAuth (see Auth) or None
         self.pool = _ConnectionPool()
+        self._closed = False
 
     async def _request(self, method: str, url: str, headers: dict[str, str], doing: str = "",
                        **options: Any) -> _HTTPResponse:
@@ -2068,7 +2062,6 @@ class _StreamableHTTPTransport(_HTTPTransport):
         self._flights: dict[int, _Flight] = {}
         self._listener: asyncio.Task | None = None   # the legacy GET stream
         self._ending: asyncio.Task | None = None     # a flight reading its stream's end
-        self._closed = False
 
     def _headers(self, message: JSON) -> tuple[dict[str, str], bool]:
         """The headers of a POST, and whether the message is a modern request."""
@@ -2213,8 +2206,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
             resp.close()
             if flight.modern or not parser.last_id:
                 broken = _StreamBroken if flight.modern else ConnectionClosed
-                raise broken(f"{self.label}: the reply stream of {flight.method} ended "
-                             "before its response")
+                raise broken(f"{self.label}: the reply stream of {flight.method} ended before its response")
             quiet = 0 if flight.news != news else quiet + 1
             if quiet > MAX_SSE_RESUMES:
                 raise ConnectionClosed(f"{self.label}: the reply stream of {flight.method} kept "
@@ -2318,7 +2310,6 @@ class _LegacySSETransport(_HTTPTransport):
         self.endpoint: str | None = None
         self._reader: asyncio.Task | None = None
         self._ready: asyncio.Future | None = None
-        self._closing = False
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
@@ -2353,11 +2344,11 @@ class _LegacySSETransport(_HTTPTransport):
             resp.close()
             closed = ConnectionClosed(f"{self.label}: {why}")
             _settle(self._ready, None, closed)  # no endpoint event came
-            if not self._closing:
+            if not self._closed:
                 self.closed(closed)  # every pending request fails at once
 
     async def send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
-        if self.endpoint is None or self._closing:
+        if self.endpoint is None or self._closed:
             raise ConnectionClosed(f"{self.label}: the HTTP+SSE connection is closed")
         post_headers = {"Accept": HTTP_ACCEPT, "Content-Type": "application/json", **self.headers}
         resp, data = await self._post_no_reply(self.endpoint, post_headers, _dumps(message))
@@ -2372,7 +2363,7 @@ class _LegacySSETransport(_HTTPTransport):
         raise _status_error(self.label, resp, self.endpoint, data, f"POST {message.get('method') or 'reply'}")
 
     async def close(self, fast: bool = False) -> None:
-        self._closing = True
+        self._closed = True
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.wait((self._reader,), timeout=SHUTDOWN_GRACE)
