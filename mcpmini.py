@@ -1126,11 +1126,6 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
         await asyncio.wait((other, self._err_eof), timeout=grace)
         self._lose_with(self._closed_error("the server closed its output"))
 
-    async def _exited(self, timeout: float) -> bool:
-        """Wait until the process itself has exited (its pipes may stay open in a grandchild)."""
-        await asyncio.wait((self._exit,), timeout=timeout)
-        return self._exit.done()
-
     def _too_big(self) -> None:
         self._partial = bytearray()   # up to MAX_MESSAGE_SIZE, of no use now
         self._lose_with(ConnectionClosed(f"{self.label}: a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB; "
@@ -1162,7 +1157,8 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
             return
         self._closing = True
         process.get_pipe_transport(0).close()
-        await self._exited(0.1 if fast else SHUTDOWN_GRACE)   # even fast: time to read a last cancel
+        # even fast: time to read a last cancellation (the process; a grandchild may hold its pipes)
+        await asyncio.wait((self._exit,), timeout=0.1 if fast else SHUTDOWN_GRACE)
         for sig, grace in ((signal.SIGTERM, SHUTDOWN_GRACE), (getattr(signal, "SIGKILL", None), 5.0)):
             if sig is None or not self._signal(sig) or await self._gone_within(grace):
                 break
@@ -1187,13 +1183,12 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
 
     async def _gone_within(self, grace: float) -> bool:
         deadline = time.monotonic() + grace
-        if not await self._exited(grace):
-            return False
-        while os.name == "posix" and _killpg(self.process.get_pid(), 0):   # its group lives on
-            if time.monotonic() >= deadline:
+        await asyncio.wait((self._exit,), timeout=grace)
+        while self._exit.done() and os.name == "posix" and _killpg(self.process.get_pid(), 0):
+            if time.monotonic() >= deadline:   # the process ended, its group lives on
                 return False
             await asyncio.sleep(0.02)
-        return True
+        return self._exit.done()
 
 
 _live_groups: set[int] = set()  # process groups of running stdio servers
@@ -1342,7 +1337,6 @@ def _safe_url(url: str) -> str:
 
 def _checked_headers(headers: dict[str, str] | None, label: str) -> dict[str, str]:
     """Configured headers, validated (no header injection) and remembered as secrets."""
-    checked: dict[str, str] = {}
     for name, value in (headers or {}).items():
         if not isinstance(name, str) or not HEADER_TOKEN.fullmatch(name):
             raise ConfigError(f"{label}: invalid HTTP header name {name!r}")
@@ -1351,8 +1345,7 @@ def _checked_headers(headers: dict[str, str] | None, label: str) -> dict[str, st
         if any(ord(c) > 0xFF for c in value):
             raise ConfigError(f"{label}: the value of header {name} is not ASCII/Latin-1")
         _remember_secret(value)
-        checked[name] = value
-    return checked
+    return dict(headers or {})
 
 
 def _has_header(headers: dict[str, str], name: str) -> bool:
