@@ -952,9 +952,8 @@ class _Transport:
 
 class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
     """A server process spoken to over its stdin/stdout, one JSON message per line. It is the
-    process's asyncio protocol too: replies are split out of stdout in the callback that gets
-    the bytes, with no reader task; on POSIX stdout is a pipe of our own, read directly, which
-    saves a loop turn per message (the subprocess transport hands data over by call_soon)."""
+    process's asyncio protocol too: no reader task; on POSIX stdout is a pipe of our own, read
+    directly, a loop turn less per message (the subprocess transport hands data on by call_soon)."""
 
     def __init__(self, argv: list[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = False, label: str = "server") -> None:
@@ -1118,13 +1117,12 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
             logging.getLogger("mcpmini.server").info("%s: %s", self.label, text)
 
     def _end(self, other: asyncio.Future, grace: float) -> None:
-        if self._ending is None and not self._closing:
-            self._ending = asyncio.ensure_future(self._report_exit(other, grace))
-
-    async def _report_exit(self, other: asyncio.Future, grace: float) -> None:
         """Give the other end (and stderr) a moment, then fail every waiter with the exit status."""
-        await asyncio.wait((other, self._err_eof), timeout=grace)
-        self._lose_with(self._closed_error("the server closed its output"))
+        async def report() -> None:
+            await asyncio.wait((other, self._err_eof), timeout=grace)
+            self._lose_with(self._closed_error("the server closed its output"))
+        if self._ending is None and not self._closing:
+            self._ending = asyncio.ensure_future(report())
 
     def _too_big(self) -> None:
         self._partial = bytearray()   # up to MAX_MESSAGE_SIZE, of no use now
@@ -1871,8 +1869,7 @@ def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str 
 
 
 def _param_headers(schema: Any, arguments: Any) -> dict[str, str]:
-    """``Mcp-Param-{Name}`` headers of a 2026-07-28 tools/call: one per ``x-mcp-header``
-    annotated argument that is present and not null; none when the annotations are invalid."""
+    """``Mcp-Param-{Name}`` headers of a 2026-07-28 tools/call, one per x-mcp-header argument given."""
     annotations, problem = _x_mcp_headers(schema)
     headers: dict[str, str] = {}
     for path, name in [] if problem else annotations:
@@ -2295,8 +2292,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
 
 
 class _LegacySSETransport(_HTTPTransport):
-    """The deprecated HTTP+SSE transport (2024-11-05): GET an event stream, POST to the URL
-    its ``endpoint`` event names (same origin only), read every reply from the stream."""
+    """The deprecated HTTP+SSE transport (2024-11-05): GET an event stream, POST to its endpoint."""
 
     def __init__(self, url: str, **options: Any) -> None:
         super().__init__(url, **options)
