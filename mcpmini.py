@@ -1688,16 +1688,14 @@ class _HTTPResponse:
 
     async def read(self, limit: int = MAX_MESSAGE_SIZE) -> bytes:
         """The whole body; ProtocolError if it exceeds ``limit`` bytes."""
-        parts: list[bytes] = []
-        size = 0
+        body = bytearray()
         async for data in self.chunks():
-            size += len(data)
-            if size > limit:
+            body += data
+            if len(body) > limit:
                 self.close()
                 shown = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit:,} bytes"
                 raise ProtocolError(f"{self._what}: the response exceeded {shown}")
-            parts.append(data)
-        return b"".join(parts)
+        return bytes(body)
 
     async def events(self, parser: _SSEParser | None = None) -> Any:
         """SSE events ``(type, data, id)`` as they arrive (``parser`` keeps last id and retry)."""
@@ -2298,7 +2296,6 @@ class _LegacySSETransport(_HTTPTransport):
         super().__init__(url, **options)
         self.endpoint: str | None = None
         self._reader: asyncio.Task | None = None
-        self._ready: asyncio.Future | None = None
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
@@ -2307,7 +2304,7 @@ class _LegacySSETransport(_HTTPTransport):
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache", **self.headers}
         resp = await self._get_event_stream(headers, f"GET {_safe_url(self.url)}",
                                             "not an HTTP+SSE event stream")
-        self._ready = asyncio.get_running_loop().create_future()
+        self._ready: asyncio.Future = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read(resp))
         await self._ready
 
