@@ -1112,9 +1112,8 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
             self.stderr_tail.append(text)
             if self._probe_noise:
                 self._probe_noise[0] += 1
-                if self._probe_noise[0] > 1:
-                    continue
-            logging.getLogger("mcpmini.server").info("%s: %s", self.label, text)
+            if not self._probe_noise or self._probe_noise[0] == 1:   # (the probe's noise is counted)
+                logging.getLogger("mcpmini.server").info("%s: %s", self.label, text)
 
     def _end(self, other: asyncio.Future, grace: float) -> None:
         """Give the other end (and stderr) a moment, then fail every waiter with the exit status."""
@@ -1564,9 +1563,8 @@ _default_pool = _ConnectionPool()
 
 async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] | None,
                    deadline: float | None, what: str, timeout: float | None) -> _Connection:
-    """A new connection: TCP (to the proxy, if any), then for https TLS with the system's
-    certificates and the host's name, through a CONNECT tunnel when proxied. Bounded by
-    CONNECT_TIMEOUT and the exchange's deadline; _NotSent when it fails (nothing was written)."""
+    """A new connection (TCP, then TLS for https, through a CONNECT tunnel when proxied), bounded
+    by CONNECT_TIMEOUT and the exchange's deadline; _NotSent when it fails (nothing was written)."""
     import socket
     scheme, host, port, _ = _split_url(url)
     conn = _Connection(key, proxy)
@@ -1772,14 +1770,13 @@ async def _http_request(method: str, url: str, *, headers: dict[str, str] | None
                         body: bytes | None = None, timeout: float | None = DEFAULT_TIMEOUT,
                         pool: _ConnectionPool | None = None, idempotent: bool = False,
                         redirects: bool = True) -> _HTTPResponse:
-    """One HTTP/1.1 request on asyncio (no threads); returns the response once its headers
-    arrived (``.close()`` it when done: a fully read connection goes back to ``pool``).
-    ``timeout`` is one deadline for the whole exchange, body reads included (RequestTimeout);
-    None: the caller cancels, which closes the connection. A request that is not ``idempotent``
-    (GET, HEAD and DELETE are) is never sent twice: after a broken connection it fails with
-    ConnectionClosed (_NotSent when nothing was written). Redirects (unless ``redirects`` is
-    False): http(s) only, at most MAX_REDIRECTS, POST only on 307/308, and a request with
-    credentials or configured headers only within its origin. Proxies from the environment."""
+    """One HTTP/1.1 request on asyncio (no threads): the response once its headers arrived
+    (``.close()`` it: a fully read connection goes back to ``pool``). ``timeout`` bounds the whole
+    exchange, body reads included (RequestTimeout); None: the caller cancels, which closes it.
+    A request not ``idempotent`` (GET, HEAD, DELETE are) is never sent twice: a broken connection
+    fails it with ConnectionClosed (_NotSent: nothing was written). Redirects (unless ``redirects``
+    is False): http(s) only, at most MAX_REDIRECTS, POST only on 307/308, and a request with
+    credentials or configured headers only within its origin."""
     what = f"HTTP {method} {_safe_url(url)}"
     deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
     headers = dict(headers or {})
@@ -1857,10 +1854,8 @@ def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str 
         for key, value in node.items():
             if key == "properties" and isinstance(value, dict):
                 todo.extend((sub, path + (str(name),), direct) for name, sub in value.items())
-            elif key in SCHEMA_ONE:
+            elif key in SCHEMA_ONE or key in SCHEMA_LIST and isinstance(value, list):
                 todo.extend((sub, path, False) for sub in (value if isinstance(value, list) else [value]))
-            elif key in SCHEMA_LIST and isinstance(value, list):
-                todo.extend((sub, path, False) for sub in value)
             elif key in SCHEMA_MAP and isinstance(value, dict):
                 todo.extend((sub, path, False) for sub in value.values())
     return found, None
@@ -2229,8 +2224,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         return False
 
     async def _listen(self) -> None:
-        """The legacy GET stream: server requests (answered by POST) and notifications sent
-        outside any request. A server without one answers 405; a broken stream is resumed
+        """The legacy GET stream of messages outside requests (405: none); a broken one is resumed
         after ``retry`` with Last-Event-ID, a bounded number of times without news."""
         parser = _SSEParser()
         quiet = 0   # streams in a row that brought no message
