@@ -1351,9 +1351,8 @@ def _has_header(headers: dict[str, str], name: str) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _proxy_for(scheme: str, host: str, port: int, env: tuple) -> tuple[str, int, dict[str, str]] | None:
-    """The proxy for a URL from the environment: (host, port, CONNECT/request headers). ``env``,
-    the values of PROXY_VARIABLES, keys the cache: urllib's getproxies() walks the whole
-    environment, a quarter of a call's CPU."""
+    """The proxy for a URL from the environment: (host, port, CONNECT/request headers). ``env``
+    (PROXY_VARIABLES' values) keys the cache: getproxies() costs a quarter of a call's CPU."""
     import urllib.request
     proxy = urllib.request.getproxies().get(scheme)
     if not proxy or urllib.request.proxy_bypass(f"{host}:{port}") or urllib.request.proxy_bypass(host):
@@ -2149,8 +2148,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
                                        "response", status, resp.media_type or "no content type")
             raise _status_error(self.label, resp, self.url, data, flight.method)
         if status >= 300 and isinstance(reply, dict) and "error" in reply and "method" not in reply:
-            reply["id"] = flight.rid   # an error status answers this POST, whatever id it names
-            # (Python SDK 1.x says "server-error", the TS SDK 1.x null)
+            reply["id"] = flight.rid   # it answers this POST, whatever id (SDKs 1.x: "server-error", null)
         if not self._deliver(flight, reply):
             raise ProtocolError(f"{self.label}: the HTTP {status} reply to {flight.method} did not "
                                 f"answer it (request id {flight.rid})")
