@@ -970,8 +970,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
         self._held: list[bytes] | None = None  # stdout read while the session paused reading
         self._err_rest = b""
         self._exit = self._eof = self._err_eof = None   # futures: process exited, pipes ended
-        self._writable: asyncio.Future | None = None    # pending while stdin's pipe is full
-        self._ending: asyncio.Task | None = None
+        self._writable = self._ending = None   # pending while stdin's pipe is full; the exit report
         self._closing = self._lost = False
         # stderr lines written while it answers the era probe (an SDK that does not know
         # server/discover may log pages of errors): the first shown, the rest counted; [] after
@@ -1411,12 +1410,11 @@ class _Connection(asyncio.Protocol):
     def __init__(self, key: tuple, proxy: tuple[str, int, dict[str, str]] | None) -> None:
         self.key, self.proxy, self.loop = key, proxy, asyncio.get_running_loop()
         self.transport: Any = None
-        self.sock: Any = None
+        self.sock: Any = None   # before the connection is made
         self.buffer = bytearray()
         self.eof = self.paused = False
         self.error: BaseException | None = None   # what ended the connection
-        self._waiter: asyncio.Future | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._waiter = self._timer = None   # a reader's future; the deadline's TimerHandle
 
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
@@ -2042,8 +2040,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         self.version: str | None = None          # negotiated legacy version
         self.modern_version: str | None = None   # of the last modern request; None after initialize
         self._flights: dict[int, _Flight] = {}
-        self._listener: asyncio.Task | None = None   # the legacy GET stream
-        self._ending: asyncio.Task | None = None     # a flight reading its stream's end
+        self._listener = self._ending = None   # tasks: the legacy GET stream, a flight reading its end
 
     def _headers(self, message: JSON) -> tuple[dict[str, str], bool]:
         """The headers of a POST, and whether the message is a modern request."""
