@@ -1636,10 +1636,7 @@ class _HTTPResponse:
         self._keep = self._left is not None and "close" not in tokens and (
             version == b"HTTP/1.1" or "keep-alive" in tokens)
         self.complete = self._left == 0 and not self._chunked   # the whole body has been read
-
-    @property
-    def media_type(self) -> str:
-        return self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        self.media_type = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
 
     async def _next(self) -> bytes:
         if self.complete:
@@ -1906,10 +1903,7 @@ def _auth_challenges(value: str) -> list[tuple[str, dict[str, str]]]:
 
 def _bearer_params(value: str) -> dict[str, str]:
     """The parameters of the Bearer challenge of a WWW-Authenticate header (else {})."""
-    for scheme, params in _auth_challenges(value or ""):
-        if scheme == "bearer":
-            return params
-    return {}
+    return next((params for scheme, params in _auth_challenges(value or "") if scheme == "bearer"), {})
 
 
 def _auth_error(label: str, resp: _HTTPResponse, url: str, headers: dict[str, str]) -> AuthError:
