@@ -1410,7 +1410,7 @@ class _Connection(asyncio.Protocol):
     def __init__(self, key: tuple, proxy: tuple[str, int, dict[str, str]] | None) -> None:
         self.key, self.proxy, self.loop = key, proxy, asyncio.get_running_loop()
         self.transport: Any = None
-        self.sock: Any = None   # before the connection is made
+        self.sock: Any = None
         self.buffer = bytearray()
         self.eof = self.paused = False
         self.error: BaseException | None = None   # what ended the connection
