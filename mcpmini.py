@@ -907,8 +907,7 @@ class _Session:
 
 
 class _Transport:
-    """One connection to a server; the contract is in :class:`_Session`'s docstring. ``open``
-    keeps the session's callbacks; readers wait in ``_flowing()`` while reading is paused."""
+    """One connection to a server; the contract is in :class:`_Session`'s docstring."""
 
     def __init__(self, label: str) -> None:
         self.label = label
@@ -920,8 +919,7 @@ class _Transport:
         self.deliver, self.fail, self.closed = deliver, fail, closed
 
     def _receive(self, data: bytes | str) -> bool:
-        """Deliver the JSON-RPC message in ``data``; False for noise. A reply that cannot be read
-        fails the request it names: its caller must not wait."""
+        """Deliver the JSON-RPC message in ``data``; False for noise; a garbled reply fails its request."""
         try:
             message = _jsonrpc(data)
         except _Garbled as exc:
@@ -1501,9 +1499,8 @@ class _Connection(asyncio.Protocol):
         return data
 
     async def read_head(self) -> tuple[bytes, int, str, _Headers]:
-        """(version, status, reason, fields) of the next final response (1xx are skipped).
-        Limits: HTTP_MAX_LINE a line, HTTP_MAX_HEADERS fields, HTTP_MAX_HEAD in all; a field
-        folded over lines (obsolete, RFC 9112 §5.2) is refused."""
+        """(version, status, reason, fields) of the next final response (1xx skipped), within
+        HTTP_MAX_LINE, HTTP_MAX_HEADERS and HTTP_MAX_HEAD; folded fields (RFC 9112 §5.2) refused."""
         budget = HTTP_MAX_HEAD
         while True:
             lines = (await self.read_until(HTTP_HEAD_END, budget, "the response header exceeded "
@@ -1964,9 +1961,8 @@ class _HTTPTransport(_Transport):
 
     async def _request(self, method: str, url: str, headers: dict[str, str], doing: str = "",
                        **options: Any) -> _HTTPResponse:
-        """``_http_request`` on the pool, with OAuth: ``auth`` adds its Authorization header to
-        ``headers`` (in place, so error messages see it); a 401/403 goes again while
-        ``auth.challenge`` gets a new token, else raises AuthError."""
+        """``_http_request`` on the pool, with OAuth's Authorization put in ``headers`` (error messages
+        see it); a 401/403 goes again while ``auth.challenge`` gets a new token, else AuthError."""
         tries: dict[str, int] = {}
         try:
             while True:
