@@ -1020,8 +1020,6 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
         if self._writable and not self._writable.done():   # a full pipe: wait for the server
             await asyncio.shield(self._writable)
 
-    # The process's callbacks (asyncio.SubprocessProtocol) ---------------------------------
-
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         """Split stdout into lines here: no readline() limit, linear in the message size. A
         line that spans reads grows one bytearray, dropped whole once delivered (pieces kept
@@ -1199,19 +1197,17 @@ def _guard_group(pgid: int) -> None:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
             if signal.getsignal(sig) is signal.SIG_DFL:
-                signal.signal(sig, _die_by_signal)
+                signal.signal(sig, _kill_live_groups)
         _guarded.append(sig)
 
 
-def _kill_live_groups() -> None:
+def _kill_live_groups(signum: int = 0, frame: Any = None) -> None:
+    """SIGTERM the live servers' groups; as a signal handler, then die by that signal."""
     for pgid in list(_live_groups):
         _killpg(pgid, signal.SIGTERM)
-
-
-def _die_by_signal(signum: int, frame: Any) -> None:
-    _kill_live_groups()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
+    if signum:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
 
 def _killpg(pgid: int, sig: int) -> bool:
@@ -2045,10 +2041,9 @@ class _StreamableHTTPTransport(_HTTPTransport):
             return headers, False
         elif not self.modern_version:
             return self._legacy_headers(headers), False
-        # spec: the header equals the _meta version; Mcp-Method on every POST
-        headers["MCP-Protocol-Version"] = self.modern_version
+        headers["MCP-Protocol-Version"] = self.modern_version   # spec: equal to the _meta version
         if isinstance(method, str):
-            headers["Mcp-Method"] = _header_value(method)
+            headers["Mcp-Method"] = _header_value(method)   # spec: on every POST
         name = params.get("uri" if method == "resources/read" else "name")
         if modern and method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
             headers["Mcp-Name"] = _header_value(name)
