@@ -1164,13 +1164,12 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
 
     def _signal(self, sig: int) -> bool:
         """Signal the process group; False when nothing is left to signal."""
-        process = self.process
         if os.name == "posix":
-            return _killpg(process.get_pid(), sig)
-        if process.get_returncode() is not None:
+            return _killpg(self.process.get_pid(), sig)
+        if self.process.get_returncode() is not None:
             return False
         with contextlib.suppress(ProcessLookupError):
-            process.terminate() if sig == signal.SIGTERM else process.kill()
+            self.process.terminate() if sig == signal.SIGTERM else self.process.kill()
         return True
 
     async def _gone_within(self, grace: float) -> bool:
@@ -1403,8 +1402,7 @@ class _Connection(asyncio.Protocol):
 
     def __init__(self, key: tuple, proxy: tuple[str, int, dict[str, str]] | None) -> None:
         self.key, self.proxy, self.loop = key, proxy, asyncio.get_running_loop()
-        self.transport: Any = None
-        self.sock: Any = None
+        self.transport = self.sock = None   # asyncio's transport, and the socket under it
         self.buffer = bytearray()
         self.eof = self.paused = False
         self.error: BaseException | None = None   # what ended the connection
@@ -1821,6 +1819,7 @@ def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str 
             continue
         if "x-mcp-header" in node:
             name, where = node["x-mcp-header"], ".".join(path) or "the schema root"
+            problem = ""
             if not direct or not path:
                 problem = (f"x-mcp-header {name!r} at {where} is not on a property reached through "
                            "\"properties\" alone")
@@ -1833,11 +1832,9 @@ def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str 
             elif node.get("type") not in ("string", "integer", "boolean"):
                 problem = (f"x-mcp-header {name!r} is on {where} of type {node.get('type')!r}; only "
                            "string, integer and boolean properties can be headers")
-            else:
-                problem = ""
-                found.append((path, name))
             if problem:
                 return found, problem
+            found.append((path, name))
         for key, value in node.items():
             if key == "properties" and isinstance(value, dict):
                 todo.extend((sub, path + (str(name),), direct) for name, sub in value.items())
@@ -2022,8 +2019,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
 
     def __init__(self, url: str, **options: Any) -> None:
         super().__init__(url, **options)
-        self.session_id: str | None = None
-        self.version: str | None = None          # negotiated legacy version
+        self.session_id = self.version = None   # of a legacy session: its id, its negotiated version
         self.modern_version: str | None = None   # of the last modern request; None after initialize
         self._flights: dict[int, _Flight] = {}
         self._listener = self._ending = None   # tasks: the legacy GET stream, a flight reading its end
@@ -2268,8 +2264,7 @@ class _LegacySSETransport(_HTTPTransport):
 
     def __init__(self, url: str, **options: Any) -> None:
         super().__init__(url, **options)
-        self.endpoint: str | None = None
-        self._reader: asyncio.Task | None = None
+        self.endpoint = self._reader = None   # the URL to POST to; the task reading the stream
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
