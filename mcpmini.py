@@ -1283,7 +1283,7 @@ class _SSEParser:
 
 
 def _line_ends(data: bytes) -> Any:
-    """(end, next start) of each line in ``data``; without \r by bytes.find (much faster)."""
+    """(end, next start) of each line in ``data``; without \\r by bytes.find (much faster)."""
     if b"\r" in data:
         for match in SSE_LINE_END.finditer(data):
             yield match.start(), match.end()
