@@ -47,6 +47,7 @@ import atexit
 import base64
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -854,19 +855,27 @@ class _Session:
 
 
 class _Transport:
-    """One connection to a server; the contract is in :class:`_Session`'s docstring. ``open``
-    keeps the session's callbacks; readers wait in ``_flowing()`` while reading is paused."""
+    """One connection to a server; the contract is in :class:`_Session`'s docstring."""
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self.deliver: Callable[[Any], None] = lambda message: None
-        self.fail: Callable[[Any, BaseException], None] = lambda rid, exc: None
-        self.closed: Callable[[ConnectionClosed], None] = lambda exc: None
-        self._resumed: asyncio.Future | None = None   # set while reading is paused
+        self._flow = asyncio.Event()   # clear while reading is paused
+        self._flow.set()
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
         self.deliver, self.fail, self.closed = deliver, fail, closed
+
+    def _receive(self, data: bytes | str) -> bool:
+        """Deliver the JSON-RPC message in ``data``; False for noise; a garbled reply fails its request."""
+        try:
+            message = _jsonrpc(data)
+        except _Garbled as exc:
+            self.fail(exc.rid, ProtocolError(f"{self.label}: {exc}"))
+            return True
+        if message is not None:
+            self.deliver(message)
+        return message is not None
 
     async def cancel(self, rid: int, notice: JSON | None) -> None:
         """Stop waiting for ``rid``; on stdio a cancellation is the notice itself."""
@@ -874,27 +883,23 @@ class _Transport:
             await self.send(notice)
 
     def pause_reading(self) -> None:
-        if self._resumed is None:
-            self._resumed = asyncio.get_running_loop().create_future()
+        self._flow.clear()
 
     def resume_reading(self) -> None:
-        if self._resumed is not None:
-            _settle(self._resumed, None)
-            self._resumed = None
+        self._flow.set()
 
     async def _flowing(self) -> None:
         """Readers call this before each message they deliver: it waits while paused."""
-        while self._resumed is not None:
-            await asyncio.shield(self._resumed)
+        while not self._flow.is_set():   # (paused again before this reader ran: wait on)
+            await self._flow.wait()
 
 
 # stdio ---------------------------------------------------------------------------------------
 
-class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
+class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
     """A server process spoken to over its stdin/stdout, one JSON message per line. It is the
-    process's asyncio protocol too: replies are split out of stdout in the callback that gets
-    the bytes, with no reader task; on POSIX stdout is a pipe of our own, read directly, which
-    saves a loop turn per message (the subprocess transport hands data over by call_soon)."""
+    process's asyncio protocol too: no reader task; on POSIX stdout is a pipe of our own, read
+    directly, a loop turn less per message (the subprocess transport hands data on by call_soon)."""
 
     def __init__(self, argv: list[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = False, label: str = "server") -> None:
@@ -911,12 +916,10 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         self._held: list[bytes] | None = None  # stdout read while the session paused reading
         self._err_rest = b""
         self._exit = self._eof = self._err_eof = None   # futures: process exited, pipes ended
-        self._writable: asyncio.Future | None = None    # pending while stdin's pipe is full
-        self._ending: asyncio.Task | None = None
+        self._writable = self._ending = None   # pending while stdin's pipe is full; the exit report
         self._closing = self._lost = False
-        # What the server writes on stderr while it answers the era probe (an SDK that does not
-        # know server/discover may log pages of validation errors): its first line is shown,
-        # the rest counted. None before the probe, [] after it.
+        # stderr lines written while it answers the era probe (an SDK that does not know
+        # server/discover may log pages of errors): the first shown, the rest counted; [] after
         self._probe_noise: list[int] | None = None
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
@@ -928,8 +931,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         try:
             self.process, _ = await loop.subprocess_exec(  # never a shell
                 lambda: self, *self.argv, stdin=asyncio.subprocess.PIPE, stdout=write_fd,
-                stderr=asyncio.subprocess.PIPE, env=self.env,
-                cwd=self.cwd, start_new_session=posix)
+                stderr=asyncio.subprocess.PIPE, env=self.env, cwd=self.cwd, start_new_session=posix)
         except OSError as exc:
             if posix:
                 os.close(read_fd)
@@ -948,8 +950,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
             self._stdout = self.process.get_pipe_transport(1)
 
     async def send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
-        stdin = self.process.get_pipe_transport(0) if self.process else None
-        if stdin is None or stdin.is_closing():
+        if self.process is None or (stdin := self.process.get_pipe_transport(0)).is_closing():
             raise _NotSent(f"{self.label}: not connected")
         if self._eof.done():   # its output is closed: nothing written now could be answered
             raise _NotSent(str(self._closed_error("the server closed its output")))
@@ -966,8 +967,6 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
             raise _NotSent(str(self._closed_error("the server closed its input")))
         if self._writable and not self._writable.done():   # a full pipe: wait for the server
             await asyncio.shield(self._writable)
-
-    # The process's callbacks (asyncio.SubprocessProtocol) ---------------------------------
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         """Split stdout into lines here: no readline() limit, linear in the message size. A
@@ -987,13 +986,13 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
                 line, self._partial = self._partial, bytearray()
             start = end + 1
             if len(line) > MAX_MESSAGE_SIZE:
-                return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+                return self._too_big()
             self._line(line)
             if self._held is not None:   # the session paused reading: keep the rest
                 return self._held.append(data[start:])
         self._partial += memoryview(data)[start:]
         if len(self._partial) > MAX_MESSAGE_SIZE:
-            self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+            self._too_big()
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 0 and self._writable:   # a writer may wait on a full pipe
@@ -1019,17 +1018,12 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
     def resume_writing(self) -> None:
         _settle(self._writable, None)
 
-    # stdout's pipe (POSIX) as an asyncio.Protocol; connection_lost also ends the process
+    # stdout's pipe (POSIX) as an asyncio.Protocol; connection_lost (after eof_received) ends it
     def data_received(self, data: bytes) -> None:
         self.pipe_data_received(1, data)
 
-    def eof_received(self) -> None:   # connection_lost follows
-        pass
-
     def connection_lost(self, exc: Exception | None) -> None:
         self.pipe_connection_lost(1, exc)
-
-    # Reading -------------------------------------------------------------------------------
 
     def pause_reading(self) -> None:
         if self._held is None:
@@ -1044,23 +1038,14 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
                 self.pipe_data_received(1, data)
 
     def _line(self, line: bytes | bytearray) -> None:
-        if not line or line.isspace():   # (not strip(): a copy; JSON allows the whitespace)
+        if not line or line.isspace() or self._receive(line):   # (not strip(): a copy)
             return
-        try:
-            message = _jsonrpc(line)
-        except _Garbled as exc:   # the server answering badly: its caller must not wait
-            self.fail(exc.rid, ProtocolError(f"{self.label}: {exc}"))
-            return
-        if message is None:
-            self.skipped_lines += 1
-            log.info("%s: skipped a stdout line that is not JSON-RPC (%d so far): %.120r",
-                     self.label, self.skipped_lines, line[:120])
-            return
-        self.deliver(message)
+        self.skipped_lines += 1
+        log.info("%s: skipped a stdout line that is not JSON-RPC (%d so far): %.120r",
+                 self.label, self.skipped_lines, line[:120])
 
     def _stderr(self, data: bytes) -> None:
-        """Keep stderr's tail and log it; it is read as it comes, so a chatty server never
-        blocks on a full pipe."""
+        """Keep stderr's tail and log it, read as it comes: a chatty server never blocks on a full pipe."""
         lines = (self._err_rest + data).split(b"\n")
         self._err_rest = lines.pop()[-8192:]
         for raw in lines:
@@ -1070,30 +1055,21 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
             self.stderr_tail.append(text)
             if self._probe_noise:
                 self._probe_noise[0] += 1
-                if self._probe_noise[0] > 1:
-                    continue
-            logging.getLogger("mcpmini.server").info("%s: %s", self.label, text)
-
-    # The end -------------------------------------------------------------------------------
+            if not self._probe_noise or self._probe_noise[0] == 1:   # (the probe's noise is counted)
+                logging.getLogger("mcpmini.server").info("%s: %s", self.label, text)
 
     def _end(self, other: asyncio.Future, grace: float) -> None:
+        """Give the other end (and stderr) a moment, then fail every waiter with the exit status."""
+        async def report() -> None:
+            await asyncio.wait((other, self._err_eof), timeout=grace)
+            self._lose_with(self._closed_error("the server closed its output"))
         if self._ending is None and not self._closing:
-            self._ending = asyncio.ensure_future(self._report_exit(other, grace))
+            self._ending = asyncio.ensure_future(report())
 
-    async def _report_exit(self, other: asyncio.Future, grace: float) -> None:
-        """Stdout ended or the process exited: give the other (and stderr's last lines) a
-        moment, then fail every waiter with the exit status and the tail of stderr."""
-        await asyncio.wait((other, self._err_eof), timeout=grace)
-        self._lose_with(self._closed_error("the server closed its output"))
-
-    async def _exited(self, timeout: float) -> bool:
-        """Wait until the process itself has exited (its pipes may stay open in a grandchild)."""
-        await asyncio.wait((self._exit,), timeout=timeout)
-        return self._exit.done()
-
-    def _lose(self, why: str) -> None:
+    def _too_big(self) -> None:
         self._partial = bytearray()   # up to MAX_MESSAGE_SIZE, of no use now
-        self._lose_with(ConnectionClosed(f"{self.label}: {why}; connection closed"))
+        self._lose_with(ConnectionClosed(f"{self.label}: a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB; "
+                                         "connection closed"))
         self._signal(signal.SIGTERM)  # the client's close() reaps it
 
     def _lose_with(self, exc: ConnectionClosed) -> None:
@@ -1120,11 +1096,9 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
         if process is None or self._closing:
             return
         self._closing = True
-        stdin = process.get_pipe_transport(0)
-        if stdin is not None:
-            stdin.close()
-        # Even in a hurry, give it a moment to read a cancellation written just before.
-        await self._exited(0.1 if fast else SHUTDOWN_GRACE)
+        process.get_pipe_transport(0).close()
+        # even fast: time to read a last cancellation (the process; a grandchild may hold its pipes)
+        await asyncio.wait((self._exit,), timeout=0.1 if fast else SHUTDOWN_GRACE)
         for sig, grace in ((signal.SIGTERM, SHUTDOWN_GRACE), (getattr(signal, "SIGKILL", None), 5.0)):
             if sig is None or not self._signal(sig) or await self._gone_within(grace):
                 break
@@ -1138,24 +1112,22 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
 
     def _signal(self, sig: int) -> bool:
         """Signal the process group; False when nothing is left to signal."""
-        process = self.process
         if os.name == "posix":
-            return _killpg(process.get_pid(), sig)
-        if process.get_returncode() is not None:
+            return _killpg(self.process.get_pid(), sig)
+        if self.process.get_returncode() is not None:
             return False
         with contextlib.suppress(ProcessLookupError):
-            process.terminate() if sig == signal.SIGTERM else process.kill()
+            self.process.terminate() if sig == signal.SIGTERM else self.process.kill()
         return True
 
     async def _gone_within(self, grace: float) -> bool:
         deadline = time.monotonic() + grace
-        if not await self._exited(grace):
-            return False
-        while os.name == "posix" and _killpg(self.process.get_pid(), 0):   # its group lives on
-            if time.monotonic() >= deadline:
+        await asyncio.wait((self._exit,), timeout=grace)
+        while self._exit.done() and os.name == "posix" and _killpg(self.process.get_pid(), 0):
+            if time.monotonic() >= deadline:   # the process ended, its group lives on
                 return False
             await asyncio.sleep(0.02)
-        return True
+        return self._exit.done()
 
 
 _live_groups: set[int] = set()  # process groups of running stdio servers
@@ -1163,9 +1135,8 @@ _guarded: list[int] = []
 
 
 def _guard_group(pgid: int) -> None:
-    """Make sure a server's process group dies with us, even when we are killed by SIGTERM
-    or SIGHUP without a handler of the user's: only signals still at their default action
-    are taken over, and they end the process the default way after the cleanup."""
+    """Make sure a server's process group dies with us, even by SIGTERM or SIGHUP: only signals
+    still at their default action are taken over, and end the process so after the cleanup."""
     _live_groups.add(pgid)
     if _guarded or os.name != "posix" or threading.current_thread() is not threading.main_thread():
         return
@@ -1173,20 +1144,17 @@ def _guard_group(pgid: int) -> None:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
             if signal.getsignal(sig) is signal.SIG_DFL:
-                signal.signal(sig, _die_by_signal)
+                signal.signal(sig, _kill_live_groups)
         _guarded.append(sig)
 
 
-def _kill_live_groups() -> None:
+def _kill_live_groups(signum: int = 0, frame: Any = None) -> None:
+    """SIGTERM the live servers' groups; as a signal handler, then die by that signal."""
     for pgid in list(_live_groups):
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGTERM)
-
-
-def _die_by_signal(signum: int, frame: Any) -> None:
-    _kill_live_groups()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
+        _killpg(pgid, signal.SIGTERM)
+    if signum:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
 
 def _killpg(pgid: int, sig: int) -> bool:
@@ -1202,13 +1170,11 @@ def _killpg(pgid: int, sig: int) -> bool:
 
 class _SSEParser:
     """Incremental Server-Sent Events parser (WHATWG rules; digest §5.5): ``feed(data)`` returns
-    the events ``data`` completes, as ``(type, data, id)``. Lines end with \\n, \\r\\n or a lone
-    \\r, also when a \\r\\n is split between feeds. ``last_id`` and ``retry`` (ms) persist across
-    events; an event with empty data (a 2025-11-25 priming event) is not returned, but its id
-    is kept. Linear in the input; an event over ``limit`` bytes is a ProtocolError."""
+    the events ``data`` completes, as ``(type, data, id)``; a \\r\\n may be split between feeds.
+    ``last_id`` and ``retry`` (ms) persist; an event with empty data (a 2025-11-25 priming
+    event) is not returned, but its id is kept. An event over ``limit`` bytes: ProtocolError."""
 
-    def __init__(self, *, last_id: str = "", retry: int | None = None,
-                 limit: int = MAX_MESSAGE_SIZE) -> None:
+    def __init__(self, *, last_id: str = "", retry: int | None = None, limit: int = MAX_MESSAGE_SIZE) -> None:
         self.last_id, self.retry, self.limit = last_id, retry, limit
         self._line = bytearray()         # the unfinished line
         self._data: list[bytes] = []     # data lines of the event being read
@@ -1258,17 +1224,14 @@ class _SSEParser:
             self._check_size()
         elif name == b"event":
             self._type = value.decode("utf-8", "replace")
-        elif name == b"id":
-            if b"\0" not in value:
-                self.last_id = value.decode("utf-8", "replace")
-        elif name == b"retry":
-            if value.isdigit() and len(value) < 10:  # digits only, else ignored
-                self.retry = int(value)
+        elif name == b"id" and b"\0" not in value:
+            self.last_id = value.decode("utf-8", "replace")
+        elif name == b"retry" and value.isdigit() and len(value) < 10:  # digits only, else ignored
+            self.retry = int(value)
 
 
 def _line_ends(data: bytes) -> Any:
-    """(end, next start) of each line in ``data``: bytes.find when there is no \r (the usual
-    case, and much faster than the regex on a 10 MB event)."""
+    """(end, next start) of each line in ``data``; without \\r by bytes.find (much faster)."""
     if b"\r" in data:
         for match in SSE_LINE_END.finditer(data):
             yield match.start(), match.end()
@@ -1311,41 +1274,25 @@ def _safe_url(url: str) -> str:
 
 def _checked_headers(headers: dict[str, str] | None, label: str) -> dict[str, str]:
     """Configured headers, validated (no header injection) and remembered as secrets."""
-    checked: dict[str, str] = {}
     for name, value in (headers or {}).items():
         if not isinstance(name, str) or not HEADER_TOKEN.fullmatch(name):
             raise ConfigError(f"{label}: invalid HTTP header name {name!r}")
         if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
             raise ConfigError(f"{label}: the value of header {name} must be one line of text")
-        try:
-            value.encode("latin-1")
-        except UnicodeEncodeError:
-            raise ConfigError(f"{label}: the value of header {name} is not ASCII/Latin-1") from None
+        if any(ord(c) > 0xFF for c in value):
+            raise ConfigError(f"{label}: the value of header {name} is not ASCII/Latin-1")
         _remember_secret(value)
-        checked[name] = value
-    return checked
+    return dict(headers or {})
 
 
 def _has_header(headers: dict[str, str], name: str) -> bool:
     return any(k.lower() == name for k in headers)
 
 
-_proxy_cache: dict[tuple, Any] = {}
-
-
-def _proxy_for(scheme: str, host: str, port: int) -> tuple[str, int, dict[str, str]] | None:
-    """The proxy for a URL from the environment, computed once per URL and environment
-    (urllib's getproxies() walks the whole environment: a quarter of a call's CPU)."""
-    key = (scheme, host, port, *(os.environ.get(k) for k in PROXY_VARIABLES))
-    if key not in _proxy_cache:
-        if len(_proxy_cache) > 64:
-            _proxy_cache.clear()
-        _proxy_cache[key] = _find_proxy(scheme, host, port)
-    return _proxy_cache[key]
-
-
-def _find_proxy(scheme: str, host: str, port: int) -> tuple[str, int, dict[str, str]] | None:
-    """The proxy for a URL from the environment: (host, port, CONNECT/request headers)."""
+@functools.lru_cache(maxsize=64)
+def _proxy_for(scheme: str, host: str, port: int, env: tuple) -> tuple[str, int, dict[str, str]] | None:
+    """The proxy for a URL from the environment: (host, port, CONNECT/request headers). ``env``
+    (PROXY_VARIABLES' values) keys the cache: getproxies() costs a quarter of a call's CPU."""
     import urllib.request
     proxy = urllib.request.getproxies().get(scheme)
     if not proxy or urllib.request.proxy_bypass(f"{host}:{port}") or urllib.request.proxy_bypass(host):
@@ -1361,16 +1308,13 @@ def _find_proxy(scheme: str, host: str, port: int) -> tuple[str, int, dict[str, 
         headers["Proxy-Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         _remember_secret(headers["Proxy-Authorization"])
     return parts.hostname, parts.port or 80, headers
-_ssl_contexts: dict[tuple[str | None, str | None], Any] = {}
 
 
-def _ssl_context() -> Any:
-    """The system's certificate store; SSL_CERT_FILE/SSL_CERT_DIR are honoured by OpenSSL."""
+@functools.lru_cache(maxsize=None)
+def _ssl_context(cert_file: str | None, cert_dir: str | None) -> Any:
+    """The system's certificate store; OpenSSL honours SSL_CERT_FILE/SSL_CERT_DIR (the key)."""
     import ssl
-    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-    if key not in _ssl_contexts:
-        _ssl_contexts[key] = ssl.create_default_context()
-    return _ssl_contexts[key]
+    return ssl.create_default_context()
 
 
 def _os_reason(exc: BaseException, host: str, port: int) -> str:
@@ -1400,20 +1344,17 @@ class _Headers(dict):
 
 
 class _Connection(asyncio.Protocol):
-    """One HTTP/1.1 connection as an asyncio protocol (no threads): the loop fills ``buffer``,
-    readers wait in ``_more()``. ``arm()`` sets the one deadline of the exchange using it; when
-    it passes, the connection is closed and the reader gets RequestTimeout. A cancelled reader
-    closes it too (2026-07-28: cancelling is closing the stream): nothing outlives its caller."""
+    """One HTTP/1.1 connection as an asyncio protocol: the loop fills ``buffer``, readers wait in
+    ``_more()``. At the deadline ``arm()`` sets, or when its reader is cancelled (2026-07-28:
+    cancelling is closing the stream), it is closed: nothing outlives its caller."""
 
     def __init__(self, key: tuple, proxy: tuple[str, int, dict[str, str]] | None) -> None:
         self.key, self.proxy, self.loop = key, proxy, asyncio.get_running_loop()
-        self.transport: Any = None
-        self.sock: Any = None
+        self.transport = self.sock = None   # asyncio's transport, and the socket under it
         self.buffer = bytearray()
         self.eof = self.paused = False
         self.error: BaseException | None = None   # what ended the connection
-        self._waiter: asyncio.Future | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._waiter = self._timer = None   # a reader's future; the deadline's TimerHandle
 
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
@@ -1478,8 +1419,7 @@ class _Connection(asyncio.Protocol):
             raise self.error
 
     async def read_until(self, end: re.Pattern, limit: int, too_long: str) -> bytes:
-        """The bytes up to the first match of ``end`` (a line end, a blank line); ProtocolError
-        ``too_long`` when none comes within ``limit`` bytes."""
+        """The bytes up to the first match of ``end``; ProtocolError ``too_long`` past ``limit`` bytes."""
         start = 0
         while not (match := end.search(self.buffer, start, limit)):
             if len(self.buffer) >= limit:
@@ -1501,9 +1441,8 @@ class _Connection(asyncio.Protocol):
         return data
 
     async def read_head(self) -> tuple[bytes, int, str, _Headers]:
-        """(version, status, reason, fields) of the next final response (1xx are skipped).
-        Limits: HTTP_MAX_LINE a line, HTTP_MAX_HEADERS fields, HTTP_MAX_HEAD in all; a field
-        folded over lines (obsolete, RFC 9112 §5.2) is refused."""
+        """(version, status, reason, fields) of the next final response (1xx skipped), within
+        HTTP_MAX_LINE, HTTP_MAX_HEADERS and HTTP_MAX_HEAD; folded fields (RFC 9112 §5.2) refused."""
         budget = HTTP_MAX_HEAD
         while True:
             lines = (await self.read_until(HTTP_HEAD_END, budget, "the response header exceeded "
@@ -1528,8 +1467,7 @@ class _Connection(asyncio.Protocol):
 
 
 class _ConnectionPool:
-    """Idle keep-alive connections by (scheme, host, port). A connection comes back
-    only after its response was read to the end, and is taken again only while still open."""
+    """Idle keep-alive connections by (scheme, host, port): fully read, taken while still open."""
 
     def __init__(self) -> None:
         self._idle: dict[tuple, list[_Connection]] = {}
@@ -1561,14 +1499,13 @@ _default_pool = _ConnectionPool()
 
 async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] | None,
                    deadline: float | None, what: str, timeout: float | None) -> _Connection:
-    """A new connection: TCP (to the proxy, if any), then for https TLS with the system's
-    certificates and the host's name, through a CONNECT tunnel when proxied. Bounded by
-    CONNECT_TIMEOUT and the exchange's deadline; _NotSent when it fails (nothing was written)."""
+    """A new connection (TCP, then TLS for https, through a CONNECT tunnel when proxied), bounded
+    by CONNECT_TIMEOUT and the exchange's deadline; _NotSent when it fails (nothing was written)."""
     import socket
     scheme, host, port, _ = _split_url(url)
     conn = _Connection(key, proxy)
     loop, peer = conn.loop, proxy[:2] if proxy else (host, port)
-    tls = _ssl_context() if scheme == "https" else None
+    tls = _ssl_context(*map(os.environ.get, ("SSL_CERT_FILE", "SSL_CERT_DIR"))) if scheme == "https" else None
 
     async def connect() -> None:
         try:   # an IP address at once, a name in a daemon thread: the resolver blocks, and
@@ -1638,10 +1575,7 @@ class _HTTPResponse:
         self._keep = self._left is not None and "close" not in tokens and (
             version == b"HTTP/1.1" or "keep-alive" in tokens)
         self.complete = self._left == 0 and not self._chunked   # the whole body has been read
-
-    @property
-    def media_type(self) -> str:
-        return self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        self.media_type = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
 
     async def _next(self) -> bytes:
         if self.complete:
@@ -1685,16 +1619,14 @@ class _HTTPResponse:
 
     async def read(self, limit: int = MAX_MESSAGE_SIZE) -> bytes:
         """The whole body; ProtocolError if it exceeds ``limit`` bytes."""
-        parts: list[bytes] = []
-        size = 0
+        body = bytearray()
         async for data in self.chunks():
-            size += len(data)
-            if size > limit:
+            body += data
+            if len(body) > limit:
                 self.close()
                 shown = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit:,} bytes"
                 raise ProtocolError(f"{self._what}: the response exceeded {shown}")
-            parts.append(data)
-        return b"".join(parts)
+        return bytes(body)
 
     async def events(self, parser: _SSEParser | None = None) -> Any:
         """SSE events ``(type, data, id)`` as they arrive (``parser`` keeps last id and retry)."""
@@ -1719,7 +1651,8 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
     scheme, host, port, target = _split_url(url)
     key = (scheme, host, port)
     conn = pool.get(key)   # an idle connection keeps the proxy it was opened with
-    proxy = conn.proxy if conn is not None else _proxy_for(scheme, host, port)
+    proxy = conn.proxy if conn is not None else \
+        _proxy_for(scheme, host, port, tuple(map(os.environ.get, PROXY_VARIABLES)))
     netloc = f"[{host}]" if ":" in host else host
     if port != (443 if scheme == "https" else 80):
         netloc += f":{port}"
@@ -1755,9 +1688,8 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
                 raise ProtocolError(f"{what}: {exc}") from None
             if isinstance(exc, MCPError) or not isinstance(exc, OSError):
                 raise
-            # The server may close an idle keep-alive connection just as we reuse it (the pool
-            # checked it just before); the request may have reached it all the same, so only
-            # a request that is safe to repeat goes again (issue 12 item 3).
+            # The server may close an idle connection just as we reuse it, maybe after our request
+            # reached it: only a request safe to repeat goes again (issue 12 item 3).
             if reused and idempotent and isinstance(exc, ConnectionError):
                 log.debug("%s: the reused connection failed (%s); retrying once on a new one", what, exc)
                 conn = None
@@ -1771,19 +1703,13 @@ async def _http_request(method: str, url: str, *, headers: dict[str, str] | None
                         body: bytes | None = None, timeout: float | None = DEFAULT_TIMEOUT,
                         pool: _ConnectionPool | None = None, idempotent: bool = False,
                         redirects: bool = True) -> _HTTPResponse:
-    """One HTTP/1.1 request on asyncio (no threads); returns once the response headers arrived
-    (``.status``, ``.reason``, ``.headers.get(name)``, ``.url`` after redirects, ``.media_type``;
-    ``await .read(limit)``, ``.chunks()``, ``.events()``; ``.close()`` when done, which keeps a
-    fully read connection in ``pool``).
-
-    ``timeout`` is one deadline for the whole exchange: connecting, the headers and every body
-    read (RequestTimeout); None means none (the caller cancels, which closes the connection).
-    A request that is not ``idempotent`` (GET, HEAD and DELETE are) is never sent twice: after
-    a broken connection it fails with ConnectionClosed (_NotSent when nothing was written).
-    Redirects (unless ``redirects`` is False): http(s) only, at most MAX_REDIRECTS, POST only
-    on 307/308, and a request with credentials or configured headers only within its origin.
-    Proxies from the environment (HTTP(S)_PROXY, NO_PROXY); certificates from the system store.
-    """
+    """One HTTP/1.1 request on asyncio (no threads): the response once its headers arrived
+    (``.close()`` it: a fully read connection goes back to ``pool``). ``timeout`` bounds the whole
+    exchange, body reads included (RequestTimeout); None: the caller cancels, which closes it.
+    A request not ``idempotent`` (GET, HEAD, DELETE are) is never sent twice: a broken connection
+    fails it with ConnectionClosed (_NotSent: nothing was written). Redirects (unless ``redirects``
+    is False): http(s) only, at most MAX_REDIRECTS, POST only on 307/308, and a request with
+    credentials or configured headers only within its origin."""
     what = f"HTTP {method} {_safe_url(url)}"
     deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
     headers = dict(headers or {})
@@ -1831,55 +1757,44 @@ def _header_value(text: str) -> str:
 
 
 def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str | None]:
-    """The ``x-mcp-header`` annotations of a tool's inputSchema as (property path, name),
-    or the reason they are invalid (digest §7.4)."""
+    """A tool inputSchema's ``x-mcp-header``s as (property path, name), or why they are invalid (§7.4)."""
     found: list[tuple[tuple[str, ...], str]] = []
-    seen: set[str] = set()
-
-    def walk(node: Any, path: tuple[str, ...], direct: bool) -> str | None:
+    # (node, its property path, reached from the root through "properties" alone)
+    todo: deque[tuple[Any, tuple[str, ...], bool]] = deque([(schema, (), True)])
+    while todo:
+        node, path, direct = todo.popleft()
         if not isinstance(node, dict):
-            return None
+            continue
         if "x-mcp-header" in node:
             name, where = node["x-mcp-header"], ".".join(path) or "the schema root"
+            problem = ""
             if not direct or not path:
-                return (f"x-mcp-header {name!r} at {where} is not on a property reached through "
-                        "\"properties\" alone")
-            if not isinstance(name, str) or not name:
-                return f"x-mcp-header on {where} is empty"
-            if not HEADER_TOKEN.fullmatch(name):
-                return f"x-mcp-header {name!r} on {where} is not a valid header name"
-            if name.lower() in seen:
-                return f"x-mcp-header {name!r} on {where} duplicates another one"
-            if node.get("type") not in ("string", "integer", "boolean"):
-                return (f"x-mcp-header {name!r} is on {where} of type {node.get('type')!r}; only "
-                        "string, integer and boolean properties can be headers")
-            seen.add(name.lower())
+                problem = (f"x-mcp-header {name!r} at {where} is not on a property reached through "
+                           "\"properties\" alone")
+            elif not isinstance(name, str) or not name:
+                problem = f"x-mcp-header on {where} is empty"
+            elif not HEADER_TOKEN.fullmatch(name):
+                problem = f"x-mcp-header {name!r} on {where} is not a valid header name"
+            elif any(name.lower() == seen.lower() for _, seen in found):
+                problem = f"x-mcp-header {name!r} on {where} duplicates another one"
+            elif node.get("type") not in ("string", "integer", "boolean"):
+                problem = (f"x-mcp-header {name!r} is on {where} of type {node.get('type')!r}; only "
+                           "string, integer and boolean properties can be headers")
+            if problem:
+                return found, problem
             found.append((path, name))
         for key, value in node.items():
-            subs: list[tuple[Any, tuple[str, ...], bool]] = []
             if key == "properties" and isinstance(value, dict):
-                subs = [(sub, path + (str(name),), direct) for name, sub in value.items()]
-            elif key in SCHEMA_ONE:
-                subs = [(sub, path, False) for sub in (value if isinstance(value, list) else [value])]
-            elif key in SCHEMA_LIST and isinstance(value, list):
-                subs = [(sub, path, False) for sub in value]
+                todo.extend((sub, path + (str(name),), direct) for name, sub in value.items())
+            elif key in SCHEMA_ONE or key in SCHEMA_LIST and isinstance(value, list):
+                todo.extend((sub, path, False) for sub in (value if isinstance(value, list) else [value]))
             elif key in SCHEMA_MAP and isinstance(value, dict):
-                subs = [(sub, path, False) for sub in value.values()]
-            for sub in subs:
-                if problem := walk(*sub):
-                    return problem
-        return None
-
-    try:
-        problem = walk(schema, (), True)
-    except RecursionError:
-        problem = "the inputSchema is nested too deeply"
-    return found, problem
+                todo.extend((sub, path, False) for sub in value.values())
+    return found, None
 
 
 def _param_headers(schema: Any, arguments: Any) -> dict[str, str]:
-    """``Mcp-Param-{Name}`` headers of a 2026-07-28 tools/call: one per ``x-mcp-header``
-    annotated argument that is present and not null; none when the annotations are invalid."""
+    """``Mcp-Param-{Name}`` headers of a 2026-07-28 tools/call, one per x-mcp-header argument given."""
     annotations, problem = _x_mcp_headers(schema)
     headers: dict[str, str] = {}
     for path, name in [] if problem else annotations:
@@ -1900,12 +1815,10 @@ def _drop_invalid_header_tools(tools: list[JSON], label: str, warned: set[str]) 
     drop the others, and SHOULD say why: once per tool, ``warned`` remembers)."""
     kept = []
     for tool in tools:
-        _, problem = _x_mcp_headers(tool.get("inputSchema") if isinstance(tool, dict) else None)
+        _, problem = _x_mcp_headers(_object(tool).get("inputSchema"))
         if not problem:
             kept.append(tool)
-            continue
-        name = str(tool.get("name") if isinstance(tool, dict) else tool)
-        if name not in warned:
+        elif (name := str(tool.get("name") if isinstance(tool, dict) else tool)) not in warned:
             warned.add(name)
             log.warning("%s: dropped tool %r: %s", label, name, problem)
     return kept
@@ -1928,10 +1841,7 @@ def _auth_challenges(value: str) -> list[tuple[str, dict[str, str]]]:
 
 def _bearer_params(value: str) -> dict[str, str]:
     """The parameters of the Bearer challenge of a WWW-Authenticate header (else {})."""
-    for scheme, params in _auth_challenges(value or ""):
-        if scheme == "bearer":
-            return params
-    return {}
+    return next((params for scheme, params in _auth_challenges(value or "") if scheme == "bearer"), {})
 
 
 def _auth_error(label: str, resp: _HTTPResponse, url: str, headers: dict[str, str]) -> AuthError:
@@ -1969,15 +1879,13 @@ def _status_error(label: str, resp: _HTTPResponse, url: str, body: bytes, what: 
 
 def _sse_delay(retry: int | None, quiet: int) -> float:
     """Seconds before reconnecting an SSE stream: the server's ``retry`` (spec: honour it), at
-    least SSE_RETRY_MIN, doubled for each stream in a row that brought no message — so that
-    ``retry: 0`` or a server closing every stream cannot make a reconnection storm."""
+    least SSE_RETRY_MIN, doubled for each quiet stream in a row: no reconnection storm."""
     base = max(retry / 1000 if retry is not None else SSE_RETRY_DEFAULT, SSE_RETRY_MIN)
     return base * 2 ** max(quiet - 1, 0)
 
 
 class _HTTPTransport(_Transport):
-    """What both HTTP transports share: the URL, configured headers (checked, secret), OAuth,
-    a keep-alive pool, POSTs that expect no reply and GETs of an event stream."""
+    """What both HTTP transports share: the URL, configured headers (checked, secret), OAuth, a pool."""
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, label: str = "server",
                  timeout: float = DEFAULT_TIMEOUT, auth: Any = None) -> None:
@@ -1990,13 +1898,12 @@ class _HTTPTransport(_Transport):
         self.headers = _checked_headers(headers, label)
         self.auth = auth   # an _OAuth (see Auth) or None
         self.pool = _ConnectionPool()
+        self._closed = False
 
     async def _request(self, method: str, url: str, headers: dict[str, str], doing: str = "",
                        **options: Any) -> _HTTPResponse:
-        """``_http_request`` on the pool, with OAuth: ``auth`` adds its Authorization header to
-        ``headers`` (in place, so error messages see it); on 401/403 ``auth.challenge`` may get
-        a new token, and the request goes again (bounded per request by ``tries``). A 401/403
-        that stands raises AuthError; a failed connection names the server (and ``doing``)."""
+        """``_http_request`` on the pool, with OAuth's Authorization put in ``headers`` (error messages
+        see it); a 401/403 goes again while ``auth.challenge`` gets a new token, else AuthError."""
         tries: dict[str, int] = {}
         try:
             while True:
@@ -2014,8 +1921,7 @@ class _HTTPTransport(_Transport):
             raise type(exc)(f"{self.label}: {doing}{exc}") from None
 
     async def _get_event_stream(self, headers: dict[str, str], doing: str, failure: str) -> _HTTPResponse:
-        """GET the URL as an SSE stream; 401/403 raise AuthError, any other answer that is
-        not an event stream raises ConnectionClosed saying ``failure``."""
+        """GET the URL as an SSE stream; any other answer raises ConnectionClosed (``failure``)."""
         resp = await self._request("GET", self.url, headers, f"{doing}: ", timeout=None)
         if not 200 <= resp.status < 300 or resp.media_type != "text/event-stream":
             resp.close()
@@ -2025,9 +1931,8 @@ class _HTTPTransport(_Transport):
 
     async def _post_no_reply(self, url: str, headers: dict[str, str],
                              body: bytes) -> tuple[_HTTPResponse | None, bytes]:
-        """POST a message that expects no reply in its answer (202). A JSON-RPC body that
-        comes anyway is delivered, never lost. Returns (None, b"") on success, else the failed
-        answer; 401/403 and transport failures raise."""
+        """POST a message that expects no reply (202); a JSON-RPC body that comes anyway is
+        delivered. (None, b"") on success, else the failed answer and its body."""
         resp = await self._request("POST", url, headers, body=body, timeout=self.timeout)
         try:
             data = await resp.read()
@@ -2041,42 +1946,31 @@ class _HTTPTransport(_Transport):
         return resp, data
 
 
+@dataclasses.dataclass
 class _Flight:
     """One request in flight on Streamable HTTP: its task reading the reply stream."""
-
-    __slots__ = ("rid", "method", "modern", "task", "answered", "response", "news")
-
-    def __init__(self, rid: int, method: str, modern: bool) -> None:
-        self.rid, self.method, self.modern = rid, method, modern
-        self.task: asyncio.Task | None = None
-        self.answered = False
-        self.news = 0   # messages delivered from its streams
-        self.response: _HTTPResponse | None = None
+    rid: int
+    method: str
+    modern: bool
+    task: asyncio.Task | None = None
+    answered: bool = False
+    news: int = 0   # messages delivered from its streams
+    response: _HTTPResponse | None = None
 
 
 class _StreamableHTTPTransport(_HTTPTransport):
-    """Streamable HTTP, both eras: one POST per message to the endpoint.
-
-    2026-07-28 (a request whose ``_meta`` names a protocol version): MCP-Protocol-Version,
-    Mcp-Method, Mcp-Name headers (Mcp-Param-* come with the request); cancelling closes the
-    request's connection. Legacy: the session id and protocol version of the initialize
-    response are echoed, 404 → session expired, SSE replies resumed with GET + Last-Event-ID,
-    a GET stream for what the server sends outside requests, DELETE on close. Replies come
-    as JSON or SSE; server requests on them are answered by POST.
-    """
+    """Streamable HTTP, both eras: one POST per message; replies as JSON or SSE. 2026-07-28 (a
+    request whose ``_meta`` names a version): MCP-Protocol-Version, Mcp-Method, Mcp-Name
+    headers; cancelling closes the request's connection. Legacy: the initialize response's
+    session id and version echoed, 404 → session expired, SSE replies resumed with GET +
+    Last-Event-ID, a GET stream for messages outside requests, DELETE on close."""
 
     def __init__(self, url: str, **options: Any) -> None:
         super().__init__(url, **options)
-        self.session_id: str | None = None
-        self.version: str | None = None          # negotiated legacy version
+        self.session_id = self.version = None   # of a legacy session: its id, its negotiated version
         self.modern_version: str | None = None   # of the last modern request; None after initialize
         self._flights: dict[int, _Flight] = {}
-        self._listener: asyncio.Task | None = None   # the legacy GET stream
-        self._ending: asyncio.Task | None = None     # a flight reading its stream's end: the
-        # next request waits for its connection (a new one would be opened otherwise)
-        self._closed = False
-
-    # Sending ------------------------------------------------------------------------------
+        self._listener = self._ending = None   # tasks: the legacy GET stream, a flight reading its end
 
     def _headers(self, message: JSON) -> tuple[dict[str, str], bool]:
         """The headers of a POST, and whether the message is a modern request."""
@@ -2091,10 +1985,9 @@ class _StreamableHTTPTransport(_HTTPTransport):
             return headers, False
         elif not self.modern_version:
             return self._legacy_headers(headers), False
-        # spec: the header equals the _meta version; Mcp-Method on every POST
-        headers["MCP-Protocol-Version"] = self.modern_version
+        headers["MCP-Protocol-Version"] = self.modern_version   # spec: equal to the _meta version
         if isinstance(method, str):
-            headers["Mcp-Method"] = _header_value(method)
+            headers["Mcp-Method"] = _header_value(method)   # spec: on every POST
         name = params.get("uri" if method == "resources/read" else "name")
         if modern and method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
             headers["Mcp-Name"] = _header_value(name)
@@ -2124,8 +2017,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         if resp is not None:
             log.warning("%s", _status_error(self.label, resp, self.url, data, f"POST {what}"))
         if method == "notifications/initialized" and not self.modern_version:
-            # the session is ready: open the optional GET stream for what the server sends
-            # outside any request (a new session replaces the old stream)
+            # the session is ready: open the optional GET stream (a new session's replaces it)
             if self._listener is not None:
                 self._listener.cancel()
             self._listener = asyncio.ensure_future(self._listen())
@@ -2136,11 +2028,8 @@ class _StreamableHTTPTransport(_HTTPTransport):
         flight = self._flights.get(rid)
         if flight is not None and flight.task is not None:
             flight.task.cancel()
-        modern = flight.modern if flight is not None else self.modern_version is not None
-        if notice is not None and not modern:
+        if notice is not None and not (flight.modern if flight else self.modern_version is not None):
             await self.send(notice)
-
-    # One request ---------------------------------------------------------------------------
 
     async def _run(self, flight: _Flight, headers: dict[str, str], body: bytes) -> None:
         try:
@@ -2157,14 +2046,13 @@ class _StreamableHTTPTransport(_HTTPTransport):
                 del self._flights[flight.rid]
 
     async def _exchange(self, flight: _Flight, headers: dict[str, str], body: bytes) -> None:
-        if self._ending is not None and not self._ending.done():   # a reply stream is ending (its
+        if self._ending is not None and not self._ending.done():   # wait for its connection (its
             await asyncio.wait((self._ending,), timeout=STREAM_END_WAIT)  # tail is a packet behind)
         resp = flight.response = await self._request("POST", self.url, headers, body=body, timeout=None,
                                                      idempotent=flight.method in SAFE_TO_REPEAT)
         status = resp.status
         if status == 404 and not flight.modern and "Mcp-Session-Id" in headers:
-            # spec: a 404 for a request that carried a session id: start a new session
-            self.session_id = None
+            self.session_id = None   # spec: a 404 for a request that carried a session id: start anew
             raise _SessionExpired(f"{self.label}: the server ended the HTTP session (HTTP 404)")
         session_id = resp.headers.get("Mcp-Session-Id")
         if flight.method == "initialize" and 200 <= status < 300 and session_id is not None:
@@ -2186,8 +2074,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
                                        "response", status, resp.media_type or "no content type")
             raise _status_error(self.label, resp, self.url, data, flight.method)
         if status >= 300 and isinstance(reply, dict) and "error" in reply and "method" not in reply:
-            reply["id"] = flight.rid   # an error status answers this POST, whatever id it names
-            # (Python SDK 1.x says "server-error", the TS SDK 1.x null)
+            reply["id"] = flight.rid   # it answers this POST, whatever id (SDKs 1.x: "server-error", null)
         if not self._deliver(flight, reply):
             raise ProtocolError(f"{self.label}: the HTTP {status} reply to {flight.method} did not "
                                 f"answer it (request id {flight.rid})")
@@ -2202,10 +2089,9 @@ class _StreamableHTTPTransport(_HTTPTransport):
                 item["id"] = flight.rid
             if ("result" in item or "error" in item) and _request_id(item.get("id")) == flight.rid:
                 flight.answered = True
-                result = item.get("result")
-                if flight.method == "initialize" and isinstance(result, dict) and \
-                        isinstance(result.get("protocolVersion"), str):
-                    self.version = result["protocolVersion"]   # sent on every later request
+                version = _object(item.get("result")).get("protocolVersion")
+                if flight.method == "initialize" and isinstance(version, str):
+                    self.version = version   # sent on every later request
         self.deliver(reply)
         return flight.answered
 
@@ -2227,8 +2113,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
             resp.close()
             if flight.modern or not parser.last_id:
                 broken = _StreamBroken if flight.modern else ConnectionClosed
-                raise broken(f"{self.label}: the reply stream of {flight.method} ended "
-                             "before its response")
+                raise broken(f"{self.label}: the reply stream of {flight.method} ended before its response")
             quiet = 0 if flight.news != news else quiet + 1
             if quiet > MAX_SSE_RESUMES:
                 raise ConnectionClosed(f"{self.label}: the reply stream of {flight.method} kept "
@@ -2262,11 +2147,8 @@ class _StreamableHTTPTransport(_HTTPTransport):
             log.debug("%s: the reply stream of %s broke: %s", self.label, flight.method, exc)
         return False
 
-    # The legacy GET stream, closing -----------------------------------------------------
-
     async def _listen(self) -> None:
-        """The legacy GET stream: server requests (answered by POST) and notifications sent
-        outside any request. A server without one answers 405; a broken stream is resumed
+        """The legacy GET stream of messages outside requests (405: none); a broken one is resumed
         after ``retry`` with Last-Event-ID, a bounded number of times without news."""
         parser = _SSEParser()
         quiet = 0   # streams in a row that brought no message
@@ -2304,9 +2186,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
     async def close(self, fast: bool = False) -> None:
         """Close every stream; end the legacy session with DELETE (405 is fine)."""
         self._closed = True
-        flights = [f.task for f in self._flights.values() if f.task is not None]
-        if self._listener is not None:
-            flights.append(self._listener)
+        flights = [f.task for f in self._flights.values()] + ([self._listener] if self._listener else [])
         for task in flights:
             task.cancel()
         if self.session_id and not fast:
@@ -2328,15 +2208,11 @@ class _StreamableHTTPTransport(_HTTPTransport):
 
 
 class _LegacySSETransport(_HTTPTransport):
-    """The deprecated HTTP+SSE transport (2024-11-05): GET an event stream, POST to the URL
-    its ``endpoint`` event names (same origin only), read every reply from the stream."""
+    """The deprecated HTTP+SSE transport (2024-11-05): GET an event stream, POST to its endpoint."""
 
     def __init__(self, url: str, **options: Any) -> None:
         super().__init__(url, **options)
-        self.endpoint: str | None = None
-        self._reader: asyncio.Task | None = None
-        self._ready: asyncio.Future | None = None
-        self._closing = False
+        self.endpoint = self._reader = None   # the URL to POST to; the task reading the stream
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
@@ -2345,55 +2221,39 @@ class _LegacySSETransport(_HTTPTransport):
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache", **self.headers}
         resp = await self._get_event_stream(headers, f"GET {_safe_url(self.url)}",
                                             "not an HTTP+SSE event stream")
-        self._ready = asyncio.get_running_loop().create_future()
+        self._ready: asyncio.Future = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read(resp))
         await self._ready
 
-    def _resolve(self, data: str, base: str) -> str:
-        endpoint = urljoin(base, data.strip())
-        # the endpoint must not send our messages (and headers) anywhere else
-        if _origin(endpoint) is None or _origin(endpoint) != _origin(base):
-            raise ProtocolError(f"{self.label}: refused the HTTP+SSE endpoint {data.strip()[:200]!r}: "
-                                f"it is not an http(s) URL on the origin of {_safe_url(base)}")
-        return endpoint
-
     async def _read(self, resp: _HTTPResponse) -> None:
-        assert self._ready is not None
         why = "the server closed the HTTP+SSE stream"
         try:
             async for kind, data, _ in resp.events():
                 if kind == "endpoint" and self.endpoint is None:
-                    try:
-                        self.endpoint = self._resolve(data, resp.url)
-                    except ProtocolError as exc:
-                        _settle(self._ready, None, exc)
-                        return
+                    endpoint = urljoin(resp.url, data.strip())
+                    if _origin(endpoint) != _origin(resp.url):   # our messages (and headers) go nowhere else
+                        return _settle(self._ready, None, ProtocolError(
+                            f"{self.label}: refused the HTTP+SSE endpoint {data.strip()[:200]!r}: it is "
+                            f"not an http(s) URL on the origin of {_safe_url(resp.url)}"))
+                    self.endpoint = endpoint
                     _settle(self._ready, None)
                 elif kind == "message":
                     await self._flowing()
-                    try:
-                        message = _jsonrpc(data)
-                    except _Garbled as exc:
-                        self.fail(exc.rid, ProtocolError(f"{self.label}: {exc}"))
-                        continue
-                    if message is None:
+                    if not self._receive(data):
                         log.warning("%s: skipped an SSE event that is not JSON-RPC: %.120r", self.label, data)
-                    else:
-                        self.deliver(message)
         except MCPError as exc:
             why = f"the HTTP+SSE stream failed: {exc}"
         finally:
             resp.close()
             closed = ConnectionClosed(f"{self.label}: {why}")
             _settle(self._ready, None, closed)  # no endpoint event came
-            if not self._closing:
+            if not self._closed:
                 self.closed(closed)  # every pending request fails at once
 
     async def send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
-        if self.endpoint is None or self._closing:
+        if self.endpoint is None or self._closed:
             raise ConnectionClosed(f"{self.label}: the HTTP+SSE connection is closed")
         post_headers = {"Accept": HTTP_ACCEPT, "Content-Type": "application/json", **self.headers}
-        # normally 202 "Accepted": the reply comes on the stream
         resp, data = await self._post_no_reply(self.endpoint, post_headers, _dumps(message))
         if resp is None:
             return
@@ -2406,7 +2266,7 @@ class _LegacySSETransport(_HTTPTransport):
         raise _status_error(self.label, resp, self.endpoint, data, f"POST {message.get('method') or 'reply'}")
 
     async def close(self, fast: bool = False) -> None:
-        self._closing = True
+        self._closed = True
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.wait((self._reader,), timeout=SHUTDOWN_GRACE)
