@@ -2049,7 +2049,7 @@ class _HTTPTransport(_Transport):
         ``headers`` (in place, so error messages see it); on 401/403 ``auth.challenge`` may get
         a new token, and the request goes again (bounded per request by ``tries``). A 401/403
         that stands raises AuthError; a failed connection names the server (and ``doing``)."""
-        tries: dict[str, int] = {}
+        tries: dict[int, int] = {}
         try:
             while True:
                 if self.auth is not None:
@@ -2524,14 +2524,12 @@ def _check_oauth_url(url: str, what: str, *, allow_private: bool) -> str:
     return url
 
 
-def _oauth_json(status: int, raw: bytes, what: str) -> JSON:
-    try:
+def _oauth_json(raw: bytes) -> JSON | None:
+    """The JSON object of an OAuth answer, or None."""
+    with contextlib.suppress(ValueError):   # UnicodeDecodeError is one too
         data = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        data = None
-    if not isinstance(data, dict):
-        raise AuthError(f"{what}: HTTP {status}, not a JSON object")
-    return data
+        return data if isinstance(data, dict) else None
+    return None
 
 
 # Token store ---------------------------------------------------------------------------------
@@ -2756,16 +2754,15 @@ class _OAuth:
         self._sent_token = token["access_token"]
         return {"Authorization": f"Bearer {token['access_token']}"}
 
-    async def challenge(self, status: int, www_authenticate: str, url: str, tries: dict[str, int]) -> bool:
+    async def challenge(self, status: int, www_authenticate: str, url: str, tries: dict[int, int]) -> bool:
         """A 401/403 from the server: True when a (new) token is ready and the request should
         be sent again. ``tries`` counts per original request (the transport creates it)."""
         params = _bearer_params(www_authenticate)
         if status == 403 and params.get("error") != "insufficient_scope":
             return False  # a plain refusal: no retry
-        kind = "403" if status == 403 else "401"
-        if tries.get(kind, 0) >= (OAUTH_MAX_STEP_UPS if kind == "403" else OAUTH_MAX_REAUTH):
+        if tries.get(status, 0) >= (OAUTH_MAX_STEP_UPS if status == 403 else OAUTH_MAX_REAUTH):
             return False
-        tries[kind] = tries.get(kind, 0) + 1
+        tries[status] = tries.get(status, 0) + 1
         if not self.interactive and self.grant != "client_credentials" and \
                 self.server_url not in self.store.peek()["servers"]:
             # nothing stored and no login allowed here: no discovery, just say what to do
@@ -2785,15 +2782,15 @@ class _OAuth:
                 if getattr(exc, "no_prm", False):
                     return False  # not an OAuth server: the transport's own AuthError stands
                 raise
-            if kind == "401":   # a newer token (got by another process or request), or a refresh
+            if status == 401:   # a newer token (got by another process or request), or a refresh
                 if not await self._refresh(disc, self._sent_token):
                     await self._authorize(disc, self._select_scope(disc, params))
                 return True
             # 403 insufficient_scope: a new authorization with the union (a refresh cannot widen)
-            token = _object(self.store.load()["tokens"].get(f"{disc.issuer} {disc.resource}"))
-            had = self._requested_scope or token.get("scope") or ""
-            wanted = " ".join(dict.fromkeys(f"{had} {params.get('scope') or ''}".split()))
-            async with self.store.locked() as data:   # the next login asks for it too
+            async with self.store.locked() as data:   # remembered: the next login asks for it too
+                token = _object(data["tokens"].get(f"{disc.issuer} {disc.resource}"))
+                had = self._requested_scope or token.get("scope") or ""
+                wanted = " ".join(dict.fromkeys(f"{had} {params.get('scope') or ''}".split()))
                 self._index(data, disc, wanted)
             await self._authorize(disc, wanted or None)
             return True
@@ -2813,16 +2810,14 @@ class _OAuth:
                      body: JSON | None = None, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
         """One OAuth HTTP exchange: one deadline for all of it (connect, headers, body), no
         redirect followed (a 3xx comes back as is), the answer capped at OAUTH_MAX_BODY."""
-        all_headers = {"Accept": "application/json", **(headers or {})}
+        headers = {"Accept": "application/json", **(headers or {})}
         data = None
         if form is not None:
-            data = urlencode(form).encode("ascii")
-            all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+            data, headers["Content-Type"] = urlencode(form).encode(), "application/x-www-form-urlencoded"
         elif body is not None:
-            data = _dumps(body)
-            all_headers["Content-Type"] = "application/json"
+            data, headers["Content-Type"] = _dumps(body), "application/json"
         try:
-            resp = await _http_request(method, url, headers=all_headers, body=data, timeout=self.timeout,
+            resp = await _http_request(method, url, headers=headers, body=data, timeout=self.timeout,
                                        redirects=False)
             try:
                 return resp.status, await resp.read(OAUTH_MAX_BODY)
@@ -2834,14 +2829,11 @@ class _OAuth:
     async def _get_json(self, url: str, what: str) -> tuple[int, JSON | None]:
         await self._checked(url, what)
         status, raw = await self._fetch("GET", url, what)
-        if status != 200:
-            log.debug("%s %s: HTTP %d", what, _safe_url(url), status)
-            return status, None
-        try:
-            return status, _oauth_json(status, raw, what)
-        except AuthError as exc:
-            log.debug("%s", exc)
-            return status, None
+        doc = _oauth_json(raw) if status == 200 else None
+        if doc is None:
+            log.debug("%s %s: HTTP %d%s", what, _safe_url(url),
+                      status, ", not a JSON object" * (status == 200))
+        return status, doc
 
     async def discover(self, challenge: dict[str, str]) -> _Discovery:
         """PRM then AS metadata, validated (see the diagram at the top of this section)."""
@@ -2917,21 +2909,15 @@ class _OAuth:
 
     def _select_scope(self, disc: _Discovery, challenge: dict[str, str]) -> str | None:
         """Configured → remembered from a step-up → challenge → all of PRM scopes_supported → none."""
-        index = self.store.peek()["servers"].get(self.server_url)
-        if self.scope or isinstance(index, dict) and index.get("scope"):
-            return self.scope or index["scope"]
-        if challenge.get("scope"):
-            return challenge["scope"]
-        supported = disc.prm.get("scopes_supported")
-        if isinstance(supported, list) and supported:
-            return " ".join(str(s) for s in supported)
-        return None
+        index = _object(self.store.peek()["servers"].get(self.server_url))
+        supported = " ".join(map(str, _listed(disc.prm.get("scopes_supported"))))
+        return self.scope or index.get("scope") or challenge.get("scope") or supported or None
 
     def _index(self, data: JSON, disc: _Discovery, scope: str | None = None) -> None:
         """Point this server at the tokens of ``disc``; a step-up ``scope`` is remembered (and
         kept) so that the next login asks for it."""
-        old = data["servers"].get(self.server_url)
-        scope = scope or (old.get("scope") if isinstance(old, dict) and old.get("issuer") == disc.issuer else None)
+        old = _object(data["servers"].get(self.server_url))
+        scope = scope or (old.get("scope") if old.get("issuer") == disc.issuer else None)
         data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource,
                                             **({"scope": scope} if scope else {})}
 
@@ -2944,11 +2930,8 @@ class _OAuth:
         """The pre-registered client, else the CIMD one when the AS supports it, else None."""
         if self.client_id:
             methods = meta.get("token_endpoint_auth_methods_supported")
-            if self.client_secret:
-                method = "client_secret_basic" if not isinstance(methods, list) or \
-                    "client_secret_basic" in methods else "client_secret_post"
-            else:
-                method = "none"
+            basic = not isinstance(methods, list) or "client_secret_basic" in methods
+            method = "none" if not self.client_secret else "client_secret_basic" if basic else "client_secret_post"
             return {"client_id": self.client_id, "client_secret": self.client_secret,
                     "token_endpoint_auth_method": method, "kind": "configured"}
         if self.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
@@ -2978,7 +2961,7 @@ class _OAuth:
             if status not in (200, 201):
                 raise AuthError(f"client registration at {_safe_url(endpoint)} failed: HTTP {status} "
                                 f"{_redact(raw[:300].decode('utf-8', 'replace'))}")
-            answer = _oauth_json(status, raw, "client registration")
+            answer = _oauth_json(raw) or {}
             if not isinstance(answer.get("client_id"), str):
                 raise AuthError(f"client registration at {_safe_url(endpoint)} returned no client_id")
             _remember_secret(answer.get("client_secret"))
@@ -3020,10 +3003,7 @@ class _OAuth:
         endpoint = disc.meta["token_endpoint"]
         form, headers = self._client_auth(client, form)
         status, raw = await self._fetch("POST", endpoint, "token request", form=form, headers=headers)
-        try:
-            answer = _oauth_json(status, raw, "token request")
-        except AuthError:
-            answer = dict(parse_qsl(raw.decode("utf-8", "replace")))  # GitHub: a form
+        answer = _oauth_json(raw) or dict(parse_qsl(raw.decode("utf-8", "replace")))  # GitHub: a form
         _remember_secret(answer.get("access_token"))
         _remember_secret(answer.get("refresh_token"))
         if status != 200 or "error" in answer or not isinstance(answer.get("access_token"), str):
@@ -3139,9 +3119,14 @@ class _OAuth:
         return _bearer_params(resp.headers.get("WWW-Authenticate") or "")
 
     async def _authorize(self, disc: _Discovery, scope: str | None) -> None:
-        """The authorization code flow with PKCE, ending with the token stored."""
+        """Get a token and store it: by the client credentials grant (extension
+        io.modelcontextprotocol/oauth-client-credentials), else by the authorization code flow with PKCE."""
         if self.grant == "client_credentials":
-            return await self._client_credentials(disc, scope)
+            client = self._configured_client(disc.meta) or {}
+            form = {"grant_type": "client_credentials", "resource": disc.resource,
+                    **({"scope": scope} if scope else {})}
+            self._requested_scope = scope
+            return await self._save_tokens(disc, await self._token_call(disc, client, form), scope, client)
         if not self.interactive:
             raise AuthError(f"{_safe_url(self.server_url)} needs an OAuth login, which needs a "
                             f"browser: run `{self._login_advice(scope)}` in a terminal",
@@ -3150,20 +3135,16 @@ class _OAuth:
         listener = await _CallbackListener().start(self.callback_port)
         try:
             client = await self._client(disc, listener.redirect_uri)
-            supported = disc.meta.get("scopes_supported")
-            if scope and isinstance(supported, list) and "offline_access" in supported \
+            if scope and "offline_access" in _listed(disc.meta.get("scopes_supported")) \
                     and "offline_access" not in scope.split():
                 scope += " offline_access"  # SEP-2207: only when the AS lists it
-            verifier = secrets.token_urlsafe(64)        # fresh per attempt, never reused
-            state = secrets.token_urlsafe(32)
-            # spec: record the validated issuer with the verifier and state before redirecting
-            attempt = {"issuer": disc.issuer, "state": state, "verifier": verifier}
+            # spec: record the validated issuer (disc.issuer) with the verifier and state before
+            # redirecting; both are fresh per attempt, never reused
+            verifier, state = secrets.token_urlsafe(64), secrets.token_urlsafe(32)
             _remember_secret(verifier)
-            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
-            challenge = challenge.rstrip(b"=").decode()
+            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=")
             query = {"response_type": "code", "client_id": client["client_id"],
-                     "redirect_uri": listener.redirect_uri,
-                     "code_challenge": challenge,
+                     "redirect_uri": listener.redirect_uri, "code_challenge": challenge.decode(),
                      "code_challenge_method": "S256", "state": state, "resource": disc.resource}
             if scope:
                 query["scope"] = scope
@@ -3179,15 +3160,13 @@ class _OAuth:
         params = dict(parse_qsl(callback, keep_blank_values=True))
         _remember_secret(params.get("code"))
         # RFC 9207: iss first, a plain string comparison, before error or code is looked at
-        iss_supported = disc.meta.get("authorization_response_iss_parameter_supported") is True
-        if "iss" in params:
-            if params["iss"] != attempt["issuer"]:
-                raise AuthError(f"refused the authorization response: its issuer does not match "
-                                f"{_safe_url(attempt['issuer'])} (mix-up attack?)")
-        elif iss_supported:
+        if "iss" in params and params["iss"] != disc.issuer:
+            raise AuthError(f"refused the authorization response: its issuer does not match "
+                            f"{_safe_url(disc.issuer)} (mix-up attack?)")
+        if "iss" not in params and disc.meta.get("authorization_response_iss_parameter_supported") is True:
             raise AuthError("refused the authorization response: the authorization server "
                             "promised an iss parameter and sent none")
-        if not secrets.compare_digest(params.get("state", ""), attempt["state"]):
+        if not secrets.compare_digest(params.get("state", ""), state):
             raise AuthError("refused the authorization response: wrong or missing state")
         if "error" in params:
             raise AuthError(_redact(f"the authorization was refused: {params['error'][:100]}"
@@ -3197,17 +3176,8 @@ class _OAuth:
             raise AuthError("the authorization response carried no code")
         answer = await self._token_call(disc, client, {
             "grant_type": "authorization_code", "code": params["code"], "resource": disc.resource,
-            "redirect_uri": listener.redirect_uri, "code_verifier": attempt["verifier"]})
+            "redirect_uri": listener.redirect_uri, "code_verifier": verifier})
         await self._save_tokens(disc, answer, scope, client)
-
-    async def _client_credentials(self, disc: _Discovery, scope: str | None) -> None:
-        """The client credentials grant (extension io.modelcontextprotocol/oauth-client-credentials)."""
-        form = {"grant_type": "client_credentials", "resource": disc.resource}
-        if scope:
-            form["scope"] = scope
-        self._requested_scope = scope
-        client = self._configured_client(disc.meta) or {}
-        await self._save_tokens(disc, await self._token_call(disc, client, form), scope, client)
 
     async def _wait_callback(self, listener: _CallbackListener, url: str) -> str:
         """The callback's query: from the listener, or pasted (whichever comes first)."""
