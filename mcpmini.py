@@ -2605,11 +2605,12 @@ class _TokenStore:
         is bounded (OAUTH_LOCK_WAIT) and sleeps on the event loop: no thread waits for a lock."""
         lock = self.path and self.path + ".lock"
         deadline = time.monotonic() + OAUTH_LOCK_WAIT
-        while not self._take(lock):
+        while self._held or lock and not self._take(lock):
             if time.monotonic() > deadline:
                 raise AuthError(f"the OAuth store {self.path or ''} stayed locked for {OAUTH_LOCK_WAIT:g} s"
                                 + (f" (delete {lock} if no mcpmini runs)" if lock else ""))
             await asyncio.sleep(0.05)
+        self._held = True
         try:
             data = self.load()
             yield data
@@ -2623,21 +2624,17 @@ class _TokenStore:
                 with contextlib.suppress(OSError):
                     os.unlink(lock)
 
-    def _take(self, lock: str | None) -> bool:
-        if self._held:
+    def _take(self, lock: str) -> bool:
+        os.makedirs(os.path.dirname(os.path.abspath(lock)), mode=0o700, exist_ok=True)
+        try:
+            with open(lock, "x", encoding="ascii") as f:   # O_EXCL
+                f.write(f"{os.getpid()} {time.time()}")
+            return True
+        except FileExistsError:
+            with contextlib.suppress(OSError):
+                if time.time() - os.stat(lock).st_mtime > OAUTH_LOCK_STALE:
+                    os.unlink(lock)   # left by a dead process
             return False
-        if lock:
-            os.makedirs(os.path.dirname(os.path.abspath(lock)), mode=0o700, exist_ok=True)
-            try:
-                with open(lock, "x", encoding="ascii") as f:   # O_EXCL
-                    f.write(f"{os.getpid()} {time.time()}")
-            except FileExistsError:
-                with contextlib.suppress(OSError):
-                    if time.time() - os.stat(lock).st_mtime > OAUTH_LOCK_STALE:
-                        os.unlink(lock)   # left by a dead process
-                return False
-        self._held = True
-        return True
 
 
 # The flow ------------------------------------------------------------------------------------
@@ -3105,18 +3102,15 @@ class _OAuth:
         try:
             disc = await self.discover({})
             params: dict[str, str] = {}
-        except AuthError:
-            params = await self._probe()
+        except AuthError:   # an unauthenticated request: its body does not matter, its challenge does
+            resp = await _http_request("POST", self.server_url, body=_dumps(
+                {"jsonrpc": "2.0", "id": 1, "method": "server/discover"}), headers={"Accept": HTTP_ACCEPT,
+                "Content-Type": "application/json"}, timeout=self.timeout, redirects=False)
+            resp.close()
+            params = _bearer_params(resp.headers.get("WWW-Authenticate") or "")
             disc = await self.discover(params)
         await self._authorize(disc, scope or self._select_scope(disc, params))
         return disc
-
-    async def _probe(self) -> dict[str, str]:
-        resp = await _http_request("POST", self.server_url, body=_dumps(
-            {"jsonrpc": "2.0", "id": 1, "method": "server/discover"}), headers={
-            "Accept": HTTP_ACCEPT, "Content-Type": "application/json"}, timeout=self.timeout, redirects=False)
-        resp.close()   # only the challenge counts
-        return _bearer_params(resp.headers.get("WWW-Authenticate") or "")
 
     async def _authorize(self, disc: _Discovery, scope: str | None) -> None:
         """Get a token and store it: by the client credentials grant (extension
