@@ -2554,11 +2554,10 @@ class _TokenStore:
     @staticmethod
     def entry(data: JSON, server_url: str) -> tuple[JSON | None, str, JSON | None]:
         """(index, token key, tokens) of a server in ``data``; None where there is none."""
-        index = data["servers"].get(server_url)
-        index = index if isinstance(index, dict) else None
-        key = f"{(index or {}).get('issuer')} {(index or {}).get('resource')}"
-        token = data["tokens"].get(key) if index else None
-        return index, key, token if isinstance(token, dict) else None
+        index = _object(data["servers"].get(server_url))
+        key = f"{index.get('issuer')} {index.get('resource')}"
+        token = data["tokens"].get(key)
+        return index or None, key, token if index and isinstance(token, dict) else None
 
     def peek(self) -> JSON:
         """The data for reading, read again only when the file changed (each request asks)."""
@@ -2688,17 +2687,15 @@ class _CallbackListener:
 
 class _OAuth:
     """OAuth for one MCP server URL; attached to its HTTP transport as ``auth``. The client:
-    ``client_id``/``client_secret`` (pre-registered; ``issuer`` pins its AS), else
-    ``client_metadata_url`` (a Client ID Metadata Document, when the AS supports it), else
-    Dynamic Client Registration. ``scope`` overrides scope selection. ``interactive``: a browser
-    step may happen (never by default in the library); ``open_browser(url)`` replaces
-    ``webbrowser.open``; ``paste()`` (blocking, returns the pasted redirect URL) races the
-    listener. ``assume_pkce`` accepts metadata without ``code_challenge_methods_supported``
-    (S256 is still sent). ``allow_private`` lets server-supplied URLs point at private/loopback
-    addresses (always when the MCP server is loopback). ``login_hint``: the command to suggest
-    when a login is needed but not allowed here. ``grant="client_credentials"`` (for machines;
-    needs a client id and secret) needs no browser. ``timeout`` bounds each OAuth HTTP exchange
-    (at most OAUTH_TIMEOUT; the browser has OAUTH_LOGIN_TIMEOUT)."""
+    ``client_id``/``client_secret`` (pre-registered; ``issuer`` pins its AS), else ``client_metadata_url``
+    (a Client ID Metadata Document, when the AS supports it), else Dynamic Client Registration.
+    ``interactive``: a browser step may happen (never by default in the library); ``open_browser(url)``
+    replaces ``webbrowser.open``; ``paste()`` (blocking, returns the pasted redirect URL) races the
+    listener. ``assume_pkce`` accepts metadata without ``code_challenge_methods_supported`` (S256 is
+    still sent). ``allow_private``: server-supplied URLs may point at private/loopback addresses
+    (always when the MCP server is loopback). ``login_hint``: the command to suggest when a login
+    is needed but not allowed here. ``grant="client_credentials"`` (needs a client id and secret)
+    needs no browser. ``timeout`` bounds each OAuth HTTP exchange (at most OAUTH_TIMEOUT)."""
 
     def __init__(self, server_url: str, *, store: _TokenStore | None = None, client_id: str | None = None,
                  client_secret: str | None = None, issuer: str | None = None,
@@ -3060,9 +3057,7 @@ class _OAuth:
             return data["tokens"][key]
 
     async def logout(self, forget_client: bool = False) -> str | None:
-        """Revoke the stored tokens where the authorization server offers it (RFC 7009; best
-        effort, each request bounded), then forget them; what happened, for people, or None
-        when nothing was stored."""
+        """Revoke (best effort) and forget the stored tokens: see ``logout`` at module level."""
         data = self.store.load()
         index, key, token = self.store.entry(data, self.server_url)
         if index is None:
@@ -3221,12 +3216,9 @@ def _auth_for(server: ServerConfig, auth: Any) -> _OAuth | None:
         return None
     if isinstance(auth, _OAuth):
         return auth
-    config = server.oauth if isinstance(server.oauth, dict) else {}
-    options = {**{OAUTH_KEYS[k]: v for k, v in config.items() if k in OAUTH_KEYS and v is not None},
-               **(auth if isinstance(auth, dict) else {})}
-    options.setdefault("login_hint", f"mcpmini login {shlex.quote(server.name)}")
-    options.setdefault("store", _TokenStore(_token_store_path()))
-    options.setdefault("timeout", server.timeout)
+    config = {OAUTH_KEYS[k]: v for k, v in _object(server.oauth).items() if k in OAUTH_KEYS and v is not None}
+    options = {"login_hint": f"mcpmini login {shlex.quote(server.name)}", "timeout": server.timeout,
+               "store": _TokenStore(_token_store_path()), **config, **_object(auth)}
     return _OAuth(server.url, **options)
 
 
@@ -3268,9 +3260,8 @@ async def login(server: ServerConfig | str, *, scope: str | None = None,
     browser (``open_browser(url)``; the system's by default) or an address pasted back
     (``paste()``, blocking), then the tokens are stored. Returns the authorization server."""
     options: JSON = {"interactive": True, "notify": notify, "paste": paste,
-                     "open_browser": open_browser or (None if paste else _default_open_browser)}
-    if callback_port is not None:
-        options["callback_port"] = callback_port
+                     "open_browser": open_browser or (None if paste else _default_open_browser),
+                     **({} if callback_port is None else {"callback_port": callback_port})}
     config = _http_config(server)
     auth = _auth_for(config, options)
     if auth is None:
