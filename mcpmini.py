@@ -2590,8 +2590,7 @@ class _TokenStore:
         except (OSError, ValueError) as exc:
             log.warning("ignored the unreadable OAuth store %s: %s", self.path, exc)
             data = {}
-        data |= {key: _object(data.get(key)) for key in ("servers", "clients", "tokens")}
-        data["version"] = 1
+        data |= {"version": 1} | {key: _object(data.get(key)) for key in ("servers", "clients", "tokens")}
         for item in [*data["tokens"].values(), *data["clients"].values()]:
             for name in ("access_token", "refresh_token", "client_secret"):
                 _remember_secret(_object(item).get(name))
@@ -2973,8 +2972,7 @@ class _OAuth:
         token = data["tokens"].get(f"{disc.issuer} {disc.resource}") or {}
         if token.get("client_id") and token.get("client_kind") == "cimd":
             return {"client_id": token["client_id"], "token_endpoint_auth_method": "none"}
-        client = data["clients"].get(disc.issuer)
-        return client if isinstance(client, dict) else None
+        return _object(data["clients"].get(disc.issuer)) or None
 
     @staticmethod
     def _client_auth(client: JSON, form: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -3034,11 +3032,9 @@ class _OAuth:
         its token; else redeem ours. None when there is nothing (valid) to refresh with."""
         async with self.store.locked() as data:
             key = f"{disc.issuer} {disc.resource}"
-            token = data["tokens"].get(key)
-            if not token:
-                return None
-            if token.get("access_token") != had and (not token.get("expires_at") or
-                                                      token["expires_at"] - OAUTH_REFRESH_MARGIN > time.time()):
+            token = data["tokens"].get(key) or {}
+            if token and token.get("access_token") != had and \
+                    (token.get("expires_at") or float("inf")) - OAUTH_REFRESH_MARGIN > time.time():
                 return token  # compare and swap: somebody else redeemed it already
             client = self._stored_client(data, disc)
             if not token.get("refresh_token") or client is None:
