@@ -2579,6 +2579,7 @@ class _TokenStore:
             _check_private(self.path, "OAuth token store")
         except ConfigError as exc:
             raise AuthError(str(exc)) from None
+        data: JSON = {}
         try:
             if os.name != "nt" and os.stat(self.path).st_mode & 0o044:
                 log.warning("%s was readable by others: made it private (0600)", self.path)
@@ -2586,10 +2587,9 @@ class _TokenStore:
             with open(self.path, encoding="utf-8") as f:
                 data = _object(json.load(f))
         except FileNotFoundError:
-            data = {}
+            pass
         except (OSError, ValueError) as exc:
             log.warning("ignored the unreadable OAuth store %s: %s", self.path, exc)
-            data = {}
         data |= {"version": 1} | {key: _object(data.get(key)) for key in ("servers", "clients", "tokens")}
         for item in [*data["tokens"].values(), *data["clients"].values()]:
             for name in ("access_token", "refresh_token", "client_secret"):
@@ -2598,9 +2598,8 @@ class _TokenStore:
 
     @contextlib.asynccontextmanager
     async def locked(self) -> Any:
-        """Exclusive access across tasks and processes (an O_EXCL lock file with the pid;
-        portable, unlike fcntl); yields the freshly read data, saved on a clean exit. The wait
-        is bounded (OAUTH_LOCK_WAIT) and sleeps on the event loop: no thread waits for a lock."""
+        """Exclusive access across tasks and processes (an O_EXCL lock file: portable, unlike fcntl);
+        yields the data read afresh, saved on a clean exit. The bounded wait sleeps on the loop."""
         lock = self.path and self.path + ".lock"
         deadline = time.monotonic() + OAUTH_LOCK_WAIT
         while self._held or lock and not self._take(lock):
@@ -2725,14 +2724,12 @@ class _OAuth:
     # For the transport ------------------------------------------------------------------
 
     def token_id(self) -> str:
-        """A hash of the stored access token ("" when none): what private cache entries are
-        keyed by, so that they are never shared across tokens."""
+        """A hash of the stored access token ("" when none): private cache entries are keyed by it."""
         access = (self.store.entry(self.store.peek(), self.server_url)[2] or {}).get("access_token")
         return hashlib.sha256(access.encode()).hexdigest() if isinstance(access, str) else ""
 
     async def headers(self, url: str) -> dict[str, str]:
-        """``Authorization: Bearer`` for a request to ``url`` (only to the server's origin),
-        refreshing first when the stored token is about to expire."""
+        """The Bearer header for ``url``, refreshed first when the stored token is about to expire."""
         if _origin(url) != _origin(self.server_url):
             return {}  # rule: tokens only go to their own origin
         token = self.store.entry(self.store.peek(), self.server_url)[2]
@@ -2751,10 +2748,9 @@ class _OAuth:
         """A 401/403 from the server: True when a (new) token is ready and the request should
         be sent again. ``tries`` counts per original request (the transport creates it)."""
         params = _bearer_params(www_authenticate)
-        if status == 403 and params.get("error") != "insufficient_scope":
-            return False  # a plain refusal: no retry
-        if tries.get(status, 0) >= (OAUTH_MAX_STEP_UPS if status == 403 else OAUTH_MAX_REAUTH):
-            return False
+        if status == 403 and params.get("error") != "insufficient_scope" or \
+                tries.get(status, 0) >= (OAUTH_MAX_STEP_UPS if status == 403 else OAUTH_MAX_REAUTH):
+            return False  # a plain refusal, or tried enough for this request
         tries[status] = tries.get(status, 0) + 1
         if not self.interactive and self.grant != "client_credentials" and \
                 self.server_url not in self.store.peek()["servers"]:
@@ -2907,8 +2903,7 @@ class _OAuth:
         return self.scope or index.get("scope") or challenge.get("scope") or supported or None
 
     def _index(self, data: JSON, disc: _Discovery, scope: str | None = None) -> None:
-        """Point this server at the tokens of ``disc``; a step-up ``scope`` is remembered (and
-        kept) so that the next login asks for it."""
+        """Point this server at the tokens of ``disc``, keeping a step-up ``scope`` for the next login."""
         old = _object(data["servers"].get(self.server_url))
         scope = scope or (old.get("scope") if old.get("issuer") == disc.issuer else None)
         data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource,
@@ -3088,8 +3083,7 @@ class _OAuth:
     # Authorization -----------------------------------------------------------------------
 
     async def login(self, scope: str | None = None) -> _Discovery:
-        """Interactive login without waiting for a 401 (``mcpmini login``): discover from the
-        well-known URLs (the challenge of an unauthenticated request when they fail)."""
+        """Log in now (``mcpmini login``), not waiting for a 401: discovery from the well-known URLs."""
         try:
             disc = await self.discover({})
             params: dict[str, str] = {}
@@ -3266,10 +3260,9 @@ async def login(server: ServerConfig | str, *, scope: str | None = None,
 
 
 async def logout(server: ServerConfig | str, *, forget_client: bool = False) -> str | None:
-    """Revoke the stored tokens of an HTTP server at its authorization server when it offers
-    revocation (RFC 7009; best effort, each request bounded by the server's timeout), then
-    forget them (``forget_client``: its client registration too). Returns what happened, or
-    None when it was not logged in."""
+    """Revoke the stored tokens of an HTTP server where its authorization server offers it (RFC 7009;
+    best effort, each request bounded by the server's timeout), then forget them (``forget_client``:
+    its client registration too). Returns what happened, or None when it was not logged in."""
     config = _http_config(server)
     auth = _auth_for(config, {}) or _OAuth(config.url or "", store=_TokenStore(_token_store_path()))
     return await auth.logout(forget_client)
