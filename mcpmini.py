@@ -3002,25 +3002,26 @@ class _OAuth:
             raise exc
         return answer
 
-    @staticmethod
-    def _token_record(answer: JSON, previous: JSON | None, requested: str | None) -> JSON:
-        record = {"access_token": answer["access_token"], "token_type": answer.get("token_type", "Bearer"),
-                  # values missing from a refresh answer are carried forward (RFC 6749 §5.1, §6)
-                  "refresh_token": answer.get("refresh_token") or (previous or {}).get("refresh_token"),
-                  "scope": answer.get("scope") or requested or (previous or {}).get("scope")}
+    def _put_token(self, data: JSON, disc: _Discovery, answer: JSON, previous: JSON, scope: str | None,
+                   client: JSON) -> JSON:
+        """Store the token of ``answer`` in ``data`` and point this server at it."""
         expires_in = answer.get("expires_in")
         if isinstance(expires_in, str) and expires_in.isdigit():
             expires_in = int(expires_in)
-        record["expires_at"] = int(time.time() + expires_in) if isinstance(expires_in, (int, float)) else None
+        record = {"access_token": answer["access_token"], "token_type": answer.get("token_type", "Bearer"),
+                  # values missing from a refresh answer are carried forward (RFC 6749 §5.1, §6)
+                  "refresh_token": answer.get("refresh_token") or previous.get("refresh_token"),
+                  "scope": answer.get("scope") or scope or previous.get("scope"),
+                  "expires_at": int(time.time() + expires_in) if isinstance(expires_in, (int, float)) else None}
+        if client.get("kind") == "cimd":
+            record.update(client_id=client["client_id"], client_kind="cimd")
+        data["tokens"][f"{disc.issuer} {disc.resource}"] = record
+        self._index(data, disc)
         return record
 
     async def _save_tokens(self, disc: _Discovery, answer: JSON, scope: str | None, client: JSON) -> None:
         async with self.store.locked() as data:
-            record = self._token_record(answer, None, scope)
-            if client.get("kind") == "cimd":
-                record.update(client_id=client["client_id"], client_kind="cimd")
-            data["tokens"][f"{disc.issuer} {disc.resource}"] = record
-            self._index(data, disc)
+            self._put_token(data, disc, answer, {}, scope, client)
 
     async def _refresh(self, disc: _Discovery, had: str | None) -> JSON | None:
         """Refresh under the store lock: re-read; when another process already rotated, take
@@ -3043,9 +3044,7 @@ class _OAuth:
                     del data["tokens"][key]  # dead grant: a new authorization is needed
                 log.info("token refresh failed: %s", exc)
                 return None
-            data["tokens"][key] = self._token_record(answer, token, None)
-            self._index(data, disc)
-            return data["tokens"][key]
+            return self._put_token(data, disc, answer, token, None, client)
 
     async def logout(self, forget_client: bool = False) -> str | None:
         """Revoke (best effort) and forget the stored tokens: see ``logout`` at module level."""
