@@ -277,12 +277,12 @@ class ProtocolError(MCPError):
 
 
 class AuthError(MCPError, PermissionError, kind="auth"):
-    """HTTP 401/403: refused by authentication or authorization."""
+    """HTTP 401/403: refused by authentication or authorization (``oauth_error``: a token endpoint's code)."""
 
     def __init__(self, message: str, *, status: int = 401, url: str = "",
-                 www_authenticate: dict[str, str] | None = None) -> None:
+                 www_authenticate: dict[str, str] | None = None, oauth_error: str = "") -> None:
         super().__init__(message)
-        self.status, self.url = status, url
+        self.status, self.url, self.oauth_error = status, url, oauth_error
         self.www_authenticate = www_authenticate or {}
 
 
@@ -2985,8 +2985,7 @@ class _OAuth:
     # Tokens -------------------------------------------------------------------------------
 
     async def _token_call(self, disc: _Discovery, client: JSON, form: dict[str, str]) -> JSON:
-        """POST to the token endpoint with the client's authentication; the answer or AuthError
-        (``.oauth_error`` holds the OAuth error code)."""
+        """POST to the token endpoint with the client's authentication; the answer, else AuthError."""
         endpoint = disc.meta["token_endpoint"]
         form, headers = self._client_auth(client, form)
         status, raw = await self._fetch("POST", endpoint, "token request", form=form, headers=headers)
@@ -2995,11 +2994,9 @@ class _OAuth:
         _remember_secret(answer.get("refresh_token"))
         if status != 200 or "error" in answer or not isinstance(answer.get("access_token"), str):
             code = str(answer.get("error") or f"HTTP {status}")
-            exc = AuthError(_redact(f"the token request to {_safe_url(endpoint)} failed: {code}"
+            raise AuthError(_redact(f"the token request to {_safe_url(endpoint)} failed: {code}"
                                     + (f" ({str(answer.get('error_description'))[:200]})"
-                                       if answer.get("error_description") else "")))
-            exc.oauth_error = code  # type: ignore[attr-defined]
-            raise exc
+                                       if answer.get("error_description") else "")), oauth_error=code)
         return answer
 
     def _put_token(self, data: JSON, disc: _Discovery, answer: JSON, previous: JSON, scope: str | None,
@@ -3040,7 +3037,7 @@ class _OAuth:
                     "grant_type": "refresh_token", "refresh_token": token["refresh_token"],
                     "resource": disc.resource})
             except AuthError as exc:
-                if getattr(exc, "oauth_error", "") == "invalid_grant":
+                if exc.oauth_error == "invalid_grant":
                     del data["tokens"][key]  # dead grant: a new authorization is needed
                 log.info("token refresh failed: %s", exc)
                 return None
