@@ -2795,19 +2795,13 @@ class _OAuth:
             raise AuthError(f"the {what} {_safe_url(url)}: its host name did not resolve within "
                             f"{self.timeout:g} s") from None
 
-    async def _fetch(self, method: str, url: str, what: str, *, form: dict[str, str] | None = None,
-                     body: JSON | None = None, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    async def _fetch(self, method: str, url: str, what: str, body: bytes | None = None,
+                     headers: dict[str, str] | None = None) -> tuple[int, bytes]:
         """One OAuth HTTP exchange: one deadline for all of it (connect, headers, body), no
         redirect followed (a 3xx comes back as is), the answer capped at OAUTH_MAX_BODY."""
-        headers = {"Accept": "application/json", **(headers or {})}
-        data = None
-        if form is not None:
-            data, headers["Content-Type"] = urlencode(form).encode(), "application/x-www-form-urlencoded"
-        elif body is not None:
-            data, headers["Content-Type"] = _dumps(body), "application/json"
         try:
-            resp = await _http_request(method, url, headers=headers, body=data, timeout=self.timeout,
-                                       redirects=False)
+            resp = await _http_request(method, url, headers={"Accept": "application/json", **(headers or {})},
+                                       body=body, timeout=self.timeout, redirects=False)
             try:
                 return resp.status, await resp.read(OAUTH_MAX_BODY)
             finally:
@@ -2945,7 +2939,8 @@ class _OAuth:
             body = {"client_name": "mcpmini", "redirect_uris": [redirect_uri],
                     "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
                     "token_endpoint_auth_method": "none", "application_type": "native"}
-            status, raw = await self._fetch("POST", endpoint, "client registration", body=body)
+            status, raw = await self._fetch("POST", endpoint, "client registration", _dumps(body),
+                                             {"Content-Type": "application/json"})
             if status not in (200, 201):
                 raise AuthError(f"client registration at {_safe_url(endpoint)} failed: HTTP {status} "
                                 f"{_redact(raw[:300].decode('utf-8', 'replace'))}")
@@ -2970,25 +2965,25 @@ class _OAuth:
         return _object(data["clients"].get(disc.issuer)) or None
 
     @staticmethod
-    def _client_auth(client: JSON, form: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-        """(form, headers) that authenticate the client at the token or revocation endpoint."""
+    def _client_auth(client: JSON, form: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+        """(body, headers) of a form that authenticates the client at the token or revocation endpoint."""
         method, secret = client.get("token_endpoint_auth_method") or "none", client.get("client_secret")
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
         if method == "client_secret_basic" and secret:
             pair = f"{quote(client['client_id'], safe='')}:{quote(secret, safe='')}"
-            basic = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
-            _remember_secret(basic)   # the secret in Base64, as an echoing server would show it
-            return form, {"Authorization": basic}
-        if method == "client_secret_post" and secret:
-            return {**form, "client_id": client["client_id"], "client_secret": secret}, {}
-        return {**form, "client_id": client["client_id"]}, {}
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+            _remember_secret(headers["Authorization"])   # the secret in Base64, as an echoing server shows it
+        else:
+            form = {**form, "client_id": client["client_id"],
+                    **({"client_secret": secret} if method == "client_secret_post" and secret else {})}
+        return urlencode(form).encode(), headers
 
     # Tokens -------------------------------------------------------------------------------
 
     async def _token_call(self, disc: _Discovery, client: JSON, form: dict[str, str]) -> JSON:
         """POST to the token endpoint with the client's authentication; the answer, else AuthError."""
         endpoint = disc.meta["token_endpoint"]
-        form, headers = self._client_auth(client, form)
-        status, raw = await self._fetch("POST", endpoint, "token request", form=form, headers=headers)
+        status, raw = await self._fetch("POST", endpoint, "token request", *self._client_auth(client, form))
         answer = _oauth_json(raw) or dict(parse_qsl(raw.decode("utf-8", "replace")))  # GitHub: a form
         _remember_secret(answer.get("access_token"))
         _remember_secret(answer.get("refresh_token"))
@@ -3070,8 +3065,8 @@ class _OAuth:
             return "forgotten here (the authorization server offers no token revocation)"
         for kind in ("refresh_token", "access_token"):   # the refresh token first: it outlives the other
             if token.get(kind):
-                form, headers = self._client_auth(client, {"token": token[kind], "token_type_hint": kind})
-                status, _ = await self._fetch("POST", endpoint, "token revocation", form=form, headers=headers)
+                body, headers = self._client_auth(client, {"token": token[kind], "token_type_hint": kind})
+                status, _ = await self._fetch("POST", endpoint, "token revocation", body, headers)
                 if status != 200:   # RFC 7009: 200 also for a token that was no longer valid
                     return f"forgotten here, but the authorization server refused to revoke them (HTTP {status})"
         return "revoked at the authorization server and forgotten"
