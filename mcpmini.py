@@ -2540,10 +2540,9 @@ def _token_store_path() -> str:
 
 
 class _TokenStore:
-    """OAuth state: {"servers": {url: {issuer, resource[, scope]}}, "clients": {issuer: {...}},
-    "tokens": {"<issuer> <resource>": {...}}}. In memory when ``path`` is None, else a private
-    JSON file; every read-modify-write runs under a lock file, so that parallel mcpmini
-    processes never redeem the same (rotating) refresh token twice."""
+    """OAuth state: {"servers": {url: {issuer, resource[, scope]}}, "clients": {issuer: {...}}, "tokens":
+    {"<issuer> <resource>": {...}}}. In memory when ``path`` is None, else a private JSON file; every
+    read-modify-write runs under a lock file: parallel processes never redeem a refresh token twice."""
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path
@@ -2739,10 +2738,8 @@ class _OAuth:
                 with contextlib.suppress(AuthError):
                     disc = await self.discover({})
                     token = await self._refresh(disc, token.get("access_token"))
-        if not token or not token.get("access_token"):
-            return {}
-        self._sent_token = token["access_token"]
-        return {"Authorization": f"Bearer {token['access_token']}"}
+        self._sent_token = (token or {}).get("access_token")
+        return {"Authorization": f"Bearer {self._sent_token}"} if self._sent_token else {}
 
     async def challenge(self, status: int, www_authenticate: str, url: str, tries: dict[int, int]) -> bool:
         """A 401/403 from the server: True when a (new) token is ready and the request should
@@ -2830,11 +2827,9 @@ class _OAuth:
             except AuthError as exc:  # refused or unreachable: the next candidate
                 log.info("%s", exc)
                 continue
-            if doc is not None and isinstance(doc.get("authorization_servers"), list) \
-                    and doc["authorization_servers"] and isinstance(doc["authorization_servers"][0], str):
-                prm = doc
-                break
-            if status >= 500:
+            servers = _listed(_object(doc).get("authorization_servers"))
+            prm = doc if servers and isinstance(servers[0], str) else None
+            if prm is not None or status >= 500:
                 break
         if prm is None:
             exc = AuthError(f"{_safe_url(self.server_url)} needs authorization but publishes no "
@@ -3158,13 +3153,12 @@ class _OAuth:
         if self.paste is not None:   # a daemon thread: a read nobody answers never holds exit
             self.notify(f"or paste the address the browser was sent to ({listener.redirect_uri}?...):")
             waiters.append(_in_daemon_thread(self.paste))
-        done, _ = await asyncio.wait(waiters, timeout=OAUTH_LOGIN_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(waiters, timeout=OAUTH_LOGIN_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
         if listener.query.done():
             return listener.query.result()
-        for fut in done:
-            pasted = fut.result()
-            if isinstance(pasted, str) and pasted.strip():
-                return _pasted_query(pasted, listener.redirect_uri)
+        pasted = waiters[-1].result() if waiters[-1].done() else None   # the paste, when there is one
+        if isinstance(pasted, str) and pasted.strip():
+            return _pasted_query(pasted, listener.redirect_uri)
         raise AuthError(f"no authorization arrived within {OAUTH_LOGIN_TIMEOUT:g} s")
 
 
