@@ -2992,14 +2992,14 @@ class _OAuth:
     def _put_token(self, data: JSON, disc: _Discovery, answer: JSON, previous: JSON, scope: str | None,
                    client: JSON) -> JSON:
         """Store the token of ``answer`` in ``data`` and point this server at it."""
-        expires_in = answer.get("expires_in")
-        if isinstance(expires_in, str) and expires_in.isdigit():
-            expires_in = int(expires_in)
+        ttl = answer.get("expires_in")
+        if isinstance(ttl, str) and ttl.isdigit():
+            ttl = int(ttl)
         record = {"access_token": answer["access_token"], "token_type": answer.get("token_type", "Bearer"),
                   # values missing from a refresh answer are carried forward (RFC 6749 §5.1, §6)
                   "refresh_token": answer.get("refresh_token") or previous.get("refresh_token"),
                   "scope": answer.get("scope") or scope or previous.get("scope"),
-                  "expires_at": int(time.time() + expires_in) if isinstance(expires_in, (int, float)) else None}
+                  "expires_at": int(time.time() + ttl) if isinstance(ttl, (int, float)) else None}
         if client.get("kind") == "cimd":
             record.update(client_id=client["client_id"], client_kind="cimd")
         data["tokens"][f"{disc.issuer} {disc.resource}"] = record
