@@ -2685,14 +2685,14 @@ class _CallbackListener:
 class _OAuth:
     """OAuth for one MCP server URL; attached to its HTTP transport as ``auth``. The client:
     ``client_id``/``client_secret`` (pre-registered; ``issuer`` pins its AS), else ``client_metadata_url``
-    (a Client ID Metadata Document, when the AS supports it), else Dynamic Client Registration.
-    ``interactive``: a browser step may happen (never by default in the library); ``open_browser(url)``
-    replaces ``webbrowser.open``; ``paste()`` (blocking, returns the pasted redirect URL) races the
-    listener. ``assume_pkce`` accepts metadata without ``code_challenge_methods_supported`` (S256 is
-    still sent). ``allow_private``: server-supplied URLs may point at private/loopback addresses
-    (always when the MCP server is loopback). ``login_hint``: the command to suggest when a login
-    is needed but not allowed here. ``grant="client_credentials"`` (needs a client id and secret)
-    needs no browser. ``timeout`` bounds each OAuth HTTP exchange (at most OAUTH_TIMEOUT)."""
+    (a Client ID Metadata Document, when the AS supports it), else Dynamic Client Registration. ``scope``
+    overrides scope selection. ``interactive``: a browser step may happen (never by default in the library);
+    ``open_browser(url)`` replaces ``webbrowser.open``; ``paste()`` (blocking, returns the pasted redirect
+    URL) races the listener. ``assume_pkce`` accepts metadata without ``code_challenge_methods_supported``
+    (S256 is still sent). ``allow_private``: server-supplied URLs may point at private/loopback addresses
+    (always when the MCP server is loopback). ``login_hint``: the command suggested when a login is needed
+    but not allowed here. ``grant="client_credentials"`` (with a client id and secret) needs no browser.
+    ``timeout`` bounds each OAuth HTTP exchange (at most OAUTH_TIMEOUT)."""
 
     def __init__(self, server_url: str, *, store: _TokenStore | None = None, client_id: str | None = None,
                  client_secret: str | None = None, issuer: str | None = None,
