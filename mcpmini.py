@@ -2908,7 +2908,7 @@ class _OAuth:
         if self.client_id:
             methods = meta.get("token_endpoint_auth_methods_supported")
             basic = not isinstance(methods, list) or "client_secret_basic" in methods
-            method = "none" if not self.client_secret else "client_secret_basic" if basic else "client_secret_post"
+            method = "none" if not self.client_secret else f"client_secret_{'basic' if basic else 'post'}"
             return {"client_id": self.client_id, "client_secret": self.client_secret,
                     "token_endpoint_auth_method": method, "kind": "configured"}
         if self.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
