@@ -271,12 +271,13 @@ class ProtocolError(MCPError):
 
 
 class AuthError(MCPError, PermissionError, kind="auth"):
-    """HTTP 401/403: refused by authentication or authorization."""
+    """HTTP 401/403: refused by authentication or authorization (``oauth_error``: a token endpoint's code)."""
 
     def __init__(self, message: str, *, status: int = 401, url: str = "",
-                 www_authenticate: dict[str, str] | None = None) -> None:
+                 www_authenticate: dict[str, str] | None = None, oauth_error: str = "") -> None:
         super().__init__(message)
-        self.status, self.url, self.www_authenticate = status, url, www_authenticate or {}
+        self.status, self.url, self.oauth_error = status, url, oauth_error
+        self.www_authenticate = www_authenticate or {}
 
 
 class RemoteError(MCPError, kind="remote"):
@@ -1904,7 +1905,7 @@ class _HTTPTransport(_Transport):
                        **options: Any) -> _HTTPResponse:
         """``_http_request`` on the pool, with OAuth's Authorization put in ``headers`` (error messages
         see it); a 401/403 goes again while ``auth.challenge`` gets a new token, else AuthError."""
-        tries: dict[str, int] = {}
+        tries: dict[int, int] = {}
         try:
             while True:
                 if self.auth is not None:
@@ -2332,14 +2333,12 @@ def _check_oauth_url(url: str, what: str, *, allow_private: bool) -> str:
     return url
 
 
-def _oauth_json(status: int, raw: bytes, what: str) -> JSON:
-    try:
+def _oauth_json(raw: bytes) -> JSON | None:
+    """The JSON object of an OAuth answer, or None."""
+    with contextlib.suppress(ValueError):   # UnicodeDecodeError is one too
         data = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        data = None
-    if not isinstance(data, dict):
-        raise AuthError(f"{what}: HTTP {status}, not a JSON object")
-    return data
+        return data if isinstance(data, dict) else None
+    return None
 
 
 # Token store ---------------------------------------------------------------------------------
@@ -2350,10 +2349,9 @@ def _token_store_path() -> str:
 
 
 class _TokenStore:
-    """OAuth state: {"servers": {url: {issuer, resource[, scope]}}, "clients": {issuer: {...}},
-    "tokens": {"<issuer> <resource>": {...}}}. In memory when ``path`` is None, else a private
-    JSON file; every read-modify-write runs under a lock file, so that parallel mcpmini
-    processes never redeem the same (rotating) refresh token twice."""
+    """OAuth state: {"servers": {url: {issuer, resource[, scope]}}, "clients": {issuer: {...}}, "tokens":
+    {"<issuer> <resource>": {...}}}. In memory when ``path`` is None, else a private JSON file; every
+    read-modify-write runs under a lock file: parallel processes never redeem a refresh token twice."""
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path
@@ -2364,11 +2362,10 @@ class _TokenStore:
     @staticmethod
     def entry(data: JSON, server_url: str) -> tuple[JSON | None, str, JSON | None]:
         """(index, token key, tokens) of a server in ``data``; None where there is none."""
-        index = data["servers"].get(server_url)
-        index = index if isinstance(index, dict) else None
-        key = f"{(index or {}).get('issuer')} {(index or {}).get('resource')}"
-        token = data["tokens"].get(key) if index else None
-        return index, key, token if isinstance(token, dict) else None
+        index = _object(data["servers"].get(server_url))
+        key = f"{index.get('issuer')} {index.get('resource')}"
+        token = data["tokens"].get(key)
+        return index or None, key, token if index and isinstance(token, dict) else None
 
     def peek(self) -> JSON:
         """The data for reading, read again only when the file changed (each request asks)."""
@@ -2390,6 +2387,7 @@ class _TokenStore:
             _check_private(self.path, "OAuth token store")
         except ConfigError as exc:
             raise AuthError(str(exc)) from None
+        data: JSON = {}
         try:
             if os.name != "nt" and os.stat(self.path).st_mode & 0o044:
                 log.warning("%s was readable by others: made it private (0600)", self.path)
@@ -2397,12 +2395,10 @@ class _TokenStore:
             with open(self.path, encoding="utf-8") as f:
                 data = _object(json.load(f))
         except FileNotFoundError:
-            data = {}
+            pass
         except (OSError, ValueError) as exc:
             log.warning("ignored the unreadable OAuth store %s: %s", self.path, exc)
-            data = {}
-        data |= {key: _object(data.get(key)) for key in ("servers", "clients", "tokens")}
-        data["version"] = 1
+        data |= {"version": 1} | {key: _object(data.get(key)) for key in ("servers", "clients", "tokens")}
         for item in [*data["tokens"].values(), *data["clients"].values()]:
             for name in ("access_token", "refresh_token", "client_secret"):
                 _remember_secret(_object(item).get(name))
@@ -2410,16 +2406,16 @@ class _TokenStore:
 
     @contextlib.asynccontextmanager
     async def locked(self) -> Any:
-        """Exclusive access across tasks and processes (an O_EXCL lock file with the pid;
-        portable, unlike fcntl); yields the freshly read data, saved on a clean exit. The wait
-        is bounded (OAUTH_LOCK_WAIT) and sleeps on the event loop: no thread waits for a lock."""
+        """Exclusive access across tasks and processes (an O_EXCL lock file: portable, unlike fcntl);
+        yields the data read afresh, saved on a clean exit. The bounded wait sleeps on the loop."""
         lock = self.path and self.path + ".lock"
         deadline = time.monotonic() + OAUTH_LOCK_WAIT
-        while not self._take(lock):
+        while self._held or lock and not self._take(lock):
             if time.monotonic() > deadline:
                 raise AuthError(f"the OAuth store {self.path or ''} stayed locked for {OAUTH_LOCK_WAIT:g} s"
                                 + (f" (delete {lock} if no mcpmini runs)" if lock else ""))
             await asyncio.sleep(0.05)
+        self._held = True
         try:
             data = self.load()
             yield data
@@ -2433,21 +2429,17 @@ class _TokenStore:
                 with contextlib.suppress(OSError):
                     os.unlink(lock)
 
-    def _take(self, lock: str | None) -> bool:
-        if self._held:
+    def _take(self, lock: str) -> bool:
+        os.makedirs(os.path.dirname(os.path.abspath(lock)), mode=0o700, exist_ok=True)
+        try:
+            with open(lock, "x", encoding="ascii") as f:   # O_EXCL
+                f.write(f"{os.getpid()} {time.time()}")
+            return True
+        except FileExistsError:
+            with contextlib.suppress(OSError):
+                if time.time() - os.stat(lock).st_mtime > OAUTH_LOCK_STALE:
+                    os.unlink(lock)   # left by a dead process
             return False
-        if lock:
-            os.makedirs(os.path.dirname(os.path.abspath(lock)), mode=0o700, exist_ok=True)
-            try:
-                with open(lock, "x", encoding="ascii") as f:   # O_EXCL
-                    f.write(f"{os.getpid()} {time.time()}")
-            except FileExistsError:
-                with contextlib.suppress(OSError):
-                    if time.time() - os.stat(lock).st_mtime > OAUTH_LOCK_STALE:
-                        os.unlink(lock)   # left by a dead process
-                return False
-        self._held = True
-        return True
 
 
 # The flow ------------------------------------------------------------------------------------
@@ -2501,17 +2493,15 @@ class _CallbackListener:
 
 class _OAuth:
     """OAuth for one MCP server URL; attached to its HTTP transport as ``auth``. The client:
-    ``client_id``/``client_secret`` (pre-registered; ``issuer`` pins its AS), else
-    ``client_metadata_url`` (a Client ID Metadata Document, when the AS supports it), else
-    Dynamic Client Registration. ``scope`` overrides scope selection. ``interactive``: a browser
-    step may happen (never by default in the library); ``open_browser(url)`` replaces
-    ``webbrowser.open``; ``paste()`` (blocking, returns the pasted redirect URL) races the
-    listener. ``assume_pkce`` accepts metadata without ``code_challenge_methods_supported``
-    (S256 is still sent). ``allow_private`` lets server-supplied URLs point at private/loopback
-    addresses (always when the MCP server is loopback). ``login_hint``: the command to suggest
-    when a login is needed but not allowed here. ``grant="client_credentials"`` (for machines;
-    needs a client id and secret) needs no browser. ``timeout`` bounds each OAuth HTTP exchange
-    (at most OAUTH_TIMEOUT; the browser has OAUTH_LOGIN_TIMEOUT)."""
+    ``client_id``/``client_secret`` (pre-registered; ``issuer`` pins its AS), else ``client_metadata_url``
+    (a Client ID Metadata Document, when the AS supports it), else Dynamic Client Registration. ``scope``
+    overrides scope selection. ``interactive``: a browser step may happen (never by default in the library);
+    ``open_browser(url)`` replaces ``webbrowser.open``; ``paste()`` (blocking, returns the pasted redirect
+    URL) races the listener. ``assume_pkce`` accepts metadata without ``code_challenge_methods_supported``
+    (S256 is still sent). ``allow_private``: server-supplied URLs may point at private/loopback addresses
+    (always when the MCP server is loopback). ``login_hint``: the command suggested when a login is needed
+    but not allowed here. ``grant="client_credentials"`` (with a client id and secret) needs no browser.
+    ``timeout`` bounds each OAuth HTTP exchange (at most OAUTH_TIMEOUT)."""
 
     def __init__(self, server_url: str, *, store: _TokenStore | None = None, client_id: str | None = None,
                  client_secret: str | None = None, issuer: str | None = None,
@@ -2542,14 +2532,12 @@ class _OAuth:
     # For the transport ------------------------------------------------------------------
 
     def token_id(self) -> str:
-        """A hash of the stored access token ("" when none): what private cache entries are
-        keyed by, so that they are never shared across tokens."""
+        """A hash of the stored access token ("" when none): private cache entries are keyed by it."""
         access = (self.store.entry(self.store.peek(), self.server_url)[2] or {}).get("access_token")
         return hashlib.sha256(access.encode()).hexdigest() if isinstance(access, str) else ""
 
     async def headers(self, url: str) -> dict[str, str]:
-        """``Authorization: Bearer`` for a request to ``url`` (only to the server's origin),
-        refreshing first when the stored token is about to expire."""
+        """The Bearer header for ``url``, refreshed first when the stored token is about to expire."""
         if _origin(url) != _origin(self.server_url):
             return {}  # rule: tokens only go to their own origin
         token = self.store.entry(self.store.peek(), self.server_url)[2]
@@ -2559,21 +2547,17 @@ class _OAuth:
                 with contextlib.suppress(AuthError):
                     disc = await self.discover({})
                     token = await self._refresh(disc, token.get("access_token"))
-        if not token or not token.get("access_token"):
-            return {}
-        self._sent_token = token["access_token"]
-        return {"Authorization": f"Bearer {token['access_token']}"}
+        self._sent_token = (token or {}).get("access_token")
+        return {"Authorization": f"Bearer {self._sent_token}"} if self._sent_token else {}
 
-    async def challenge(self, status: int, www_authenticate: str, url: str, tries: dict[str, int]) -> bool:
+    async def challenge(self, status: int, www_authenticate: str, url: str, tries: dict[int, int]) -> bool:
         """A 401/403 from the server: True when a (new) token is ready and the request should
         be sent again. ``tries`` counts per original request (the transport creates it)."""
         params = _bearer_params(www_authenticate)
-        if status == 403 and params.get("error") != "insufficient_scope":
-            return False  # a plain refusal: no retry
-        kind = "403" if status == 403 else "401"
-        if tries.get(kind, 0) >= (OAUTH_MAX_STEP_UPS if kind == "403" else OAUTH_MAX_REAUTH):
-            return False
-        tries[kind] = tries.get(kind, 0) + 1
+        if status == 403 and params.get("error") != "insufficient_scope" or \
+                tries.get(status, 0) >= (OAUTH_MAX_STEP_UPS if status == 403 else OAUTH_MAX_REAUTH):
+            return False  # a plain refusal, or tried enough for this request
+        tries[status] = tries.get(status, 0) + 1
         if not self.interactive and self.grant != "client_credentials" and \
                 self.server_url not in self.store.peek()["servers"]:
             # nothing stored and no login allowed here: no discovery, just say what to do
@@ -2593,15 +2577,15 @@ class _OAuth:
                 if getattr(exc, "no_prm", False):
                     return False  # not an OAuth server: the transport's own AuthError stands
                 raise
-            if kind == "401":   # a newer token (got by another process or request), or a refresh
+            if status == 401:   # a newer token (got by another process or request), or a refresh
                 if not await self._refresh(disc, self._sent_token):
                     await self._authorize(disc, self._select_scope(disc, params))
                 return True
             # 403 insufficient_scope: a new authorization with the union (a refresh cannot widen)
-            token = _object(self.store.load()["tokens"].get(f"{disc.issuer} {disc.resource}"))
-            had = self._requested_scope or token.get("scope") or ""
-            wanted = " ".join(dict.fromkeys(f"{had} {params.get('scope') or ''}".split()))
-            async with self.store.locked() as data:   # the next login asks for it too
+            async with self.store.locked() as data:   # remembered: the next login asks for it too
+                token = _object(data["tokens"].get(f"{disc.issuer} {disc.resource}"))
+                had = self._requested_scope or token.get("scope") or ""
+                wanted = " ".join(dict.fromkeys(f"{had} {params.get('scope') or ''}".split()))
                 self._index(data, disc, wanted)
             await self._authorize(disc, wanted or None)
             return True
@@ -2617,21 +2601,13 @@ class _OAuth:
             raise AuthError(f"the {what} {_safe_url(url)}: its host name did not resolve within "
                             f"{self.timeout:g} s") from None
 
-    async def _fetch(self, method: str, url: str, what: str, *, form: dict[str, str] | None = None,
-                     body: JSON | None = None, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    async def _fetch(self, method: str, url: str, what: str, body: bytes | None = None,
+                     headers: dict[str, str] | None = None) -> tuple[int, bytes]:
         """One OAuth HTTP exchange: one deadline for all of it (connect, headers, body), no
         redirect followed (a 3xx comes back as is), the answer capped at OAUTH_MAX_BODY."""
-        all_headers = {"Accept": "application/json", **(headers or {})}
-        data = None
-        if form is not None:
-            data = urlencode(form).encode("ascii")
-            all_headers["Content-Type"] = "application/x-www-form-urlencoded"
-        elif body is not None:
-            data = _dumps(body)
-            all_headers["Content-Type"] = "application/json"
         try:
-            resp = await _http_request(method, url, headers=all_headers, body=data, timeout=self.timeout,
-                                       redirects=False)
+            resp = await _http_request(method, url, headers={"Accept": "application/json", **(headers or {})},
+                                       body=body, timeout=self.timeout, redirects=False)
             try:
                 return resp.status, await resp.read(OAUTH_MAX_BODY)
             finally:
@@ -2642,14 +2618,11 @@ class _OAuth:
     async def _get_json(self, url: str, what: str) -> tuple[int, JSON | None]:
         await self._checked(url, what)
         status, raw = await self._fetch("GET", url, what)
-        if status != 200:
-            log.debug("%s %s: HTTP %d", what, _safe_url(url), status)
-            return status, None
-        try:
-            return status, _oauth_json(status, raw, what)
-        except AuthError as exc:
-            log.debug("%s", exc)
-            return status, None
+        doc = _oauth_json(raw) if status == 200 else None
+        if doc is None:
+            log.debug("%s %s: HTTP %d%s", what, _safe_url(url),
+                      status, ", not a JSON object" * (status == 200))
+        return status, doc
 
     async def discover(self, challenge: dict[str, str]) -> _Discovery:
         """PRM then AS metadata, validated (see the diagram at the top of this section)."""
@@ -2663,11 +2636,9 @@ class _OAuth:
             except AuthError as exc:  # refused or unreachable: the next candidate
                 log.info("%s", exc)
                 continue
-            if doc is not None and isinstance(doc.get("authorization_servers"), list) \
-                    and doc["authorization_servers"] and isinstance(doc["authorization_servers"][0], str):
-                prm = doc
-                break
-            if status >= 500:
+            servers = _listed(_object(doc).get("authorization_servers"))
+            prm = doc if servers and isinstance(servers[0], str) else None
+            if prm is not None or status >= 500:
                 break
         if prm is None:
             exc = AuthError(f"{_safe_url(self.server_url)} needs authorization but publishes no "
@@ -2725,21 +2696,14 @@ class _OAuth:
 
     def _select_scope(self, disc: _Discovery, challenge: dict[str, str]) -> str | None:
         """Configured → remembered from a step-up → challenge → all of PRM scopes_supported → none."""
-        index = self.store.peek()["servers"].get(self.server_url)
-        if self.scope or isinstance(index, dict) and index.get("scope"):
-            return self.scope or index["scope"]
-        if challenge.get("scope"):
-            return challenge["scope"]
-        supported = disc.prm.get("scopes_supported")
-        if isinstance(supported, list) and supported:
-            return " ".join(str(s) for s in supported)
-        return None
+        index = _object(self.store.peek()["servers"].get(self.server_url))
+        supported = " ".join(map(str, _listed(disc.prm.get("scopes_supported"))))
+        return self.scope or index.get("scope") or challenge.get("scope") or supported or None
 
     def _index(self, data: JSON, disc: _Discovery, scope: str | None = None) -> None:
-        """Point this server at the tokens of ``disc``; a step-up ``scope`` is remembered (and
-        kept) so that the next login asks for it."""
-        old = data["servers"].get(self.server_url)
-        scope = scope or (old.get("scope") if isinstance(old, dict) and old.get("issuer") == disc.issuer else None)
+        """Point this server at the tokens of ``disc``, keeping a step-up ``scope`` for the next login."""
+        old = _object(data["servers"].get(self.server_url))
+        scope = scope or (old.get("scope") if old.get("issuer") == disc.issuer else None)
         data["servers"][self.server_url] = {"issuer": disc.issuer, "resource": disc.resource,
                                             **({"scope": scope} if scope else {})}
 
@@ -2752,11 +2716,8 @@ class _OAuth:
         """The pre-registered client, else the CIMD one when the AS supports it, else None."""
         if self.client_id:
             methods = meta.get("token_endpoint_auth_methods_supported")
-            if self.client_secret:
-                method = "client_secret_basic" if not isinstance(methods, list) or \
-                    "client_secret_basic" in methods else "client_secret_post"
-            else:
-                method = "none"
+            basic = not isinstance(methods, list) or "client_secret_basic" in methods
+            method = "none" if not self.client_secret else f"client_secret_{'basic' if basic else 'post'}"
             return {"client_id": self.client_id, "client_secret": self.client_secret,
                     "token_endpoint_auth_method": method, "kind": "configured"}
         if self.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
@@ -2782,11 +2743,12 @@ class _OAuth:
             body = {"client_name": "mcpmini", "redirect_uris": [redirect_uri],
                     "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
                     "token_endpoint_auth_method": "none", "application_type": "native"}
-            status, raw = await self._fetch("POST", endpoint, "client registration", body=body)
+            status, raw = await self._fetch("POST", endpoint, "client registration", _dumps(body),
+                                             {"Content-Type": "application/json"})
             if status not in (200, 201):
                 raise AuthError(f"client registration at {_safe_url(endpoint)} failed: HTTP {status} "
                                 f"{_redact(raw[:300].decode('utf-8', 'replace'))}")
-            answer = _oauth_json(status, raw, "client registration")
+            answer = _oauth_json(raw) or {}
             if not isinstance(answer.get("client_id"), str):
                 raise AuthError(f"client registration at {_safe_url(endpoint)} returned no client_id")
             _remember_secret(answer.get("client_secret"))
@@ -2804,75 +2766,67 @@ class _OAuth:
         token = data["tokens"].get(f"{disc.issuer} {disc.resource}") or {}
         if token.get("client_id") and token.get("client_kind") == "cimd":
             return {"client_id": token["client_id"], "token_endpoint_auth_method": "none"}
-        client = data["clients"].get(disc.issuer)
-        return client if isinstance(client, dict) else None
+        return _object(data["clients"].get(disc.issuer)) or None
 
     @staticmethod
-    def _client_auth(client: JSON, form: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-        """(form, headers) that authenticate the client at the token or revocation endpoint."""
+    def _client_auth(client: JSON, form: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+        """(body, headers) of a form that authenticates the client at the token or revocation endpoint."""
         method, secret = client.get("token_endpoint_auth_method") or "none", client.get("client_secret")
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
         if method == "client_secret_basic" and secret:
             pair = f"{quote(client['client_id'], safe='')}:{quote(secret, safe='')}"
-            basic = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
-            _remember_secret(basic)   # the secret in Base64, as an echoing server would show it
-            return form, {"Authorization": basic}
-        if method == "client_secret_post" and secret:
-            return {**form, "client_id": client["client_id"], "client_secret": secret}, {}
-        return {**form, "client_id": client["client_id"]}, {}
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+            _remember_secret(headers["Authorization"])   # the secret in Base64, as an echoing server shows it
+        else:
+            form = {**form, "client_id": client["client_id"],
+                    **({"client_secret": secret} if method == "client_secret_post" and secret else {})}
+        return urlencode(form).encode(), headers
 
     # Tokens -------------------------------------------------------------------------------
 
     async def _token_call(self, disc: _Discovery, client: JSON, form: dict[str, str]) -> JSON:
-        """POST to the token endpoint with the client's authentication; the answer or AuthError
-        (``.oauth_error`` holds the OAuth error code)."""
+        """POST to the token endpoint with the client's authentication; the answer, else AuthError."""
         endpoint = disc.meta["token_endpoint"]
-        form, headers = self._client_auth(client, form)
-        status, raw = await self._fetch("POST", endpoint, "token request", form=form, headers=headers)
-        try:
-            answer = _oauth_json(status, raw, "token request")
-        except AuthError:
-            answer = dict(parse_qsl(raw.decode("utf-8", "replace")))  # GitHub: a form
+        status, raw = await self._fetch("POST", endpoint, "token request", *self._client_auth(client, form))
+        answer = _oauth_json(raw) or dict(parse_qsl(raw.decode("utf-8", "replace")))  # GitHub: a form
         _remember_secret(answer.get("access_token"))
         _remember_secret(answer.get("refresh_token"))
         if status != 200 or "error" in answer or not isinstance(answer.get("access_token"), str):
             code = str(answer.get("error") or f"HTTP {status}")
-            exc = AuthError(_redact(f"the token request to {_safe_url(endpoint)} failed: {code}"
+            raise AuthError(_redact(f"the token request to {_safe_url(endpoint)} failed: {code}"
                                     + (f" ({str(answer.get('error_description'))[:200]})"
-                                       if answer.get("error_description") else "")))
-            exc.oauth_error = code  # type: ignore[attr-defined]
-            raise exc
+                                       if answer.get("error_description") else "")), oauth_error=code)
         return answer
 
-    @staticmethod
-    def _token_record(answer: JSON, previous: JSON | None, requested: str | None) -> JSON:
+    def _put_token(self, data: JSON, disc: _Discovery, answer: JSON, previous: JSON, scope: str | None,
+                   client: JSON) -> JSON:
+        """Store the token of ``answer`` in ``data`` and point this server at it."""
+        ttl = answer.get("expires_in")
+        if isinstance(ttl, str) and ttl.isdigit():
+            ttl = int(ttl)
         record = {"access_token": answer["access_token"], "token_type": answer.get("token_type", "Bearer"),
                   # values missing from a refresh answer are carried forward (RFC 6749 §5.1, §6)
-                  "refresh_token": answer.get("refresh_token") or (previous or {}).get("refresh_token"),
-                  "scope": answer.get("scope") or requested or (previous or {}).get("scope")}
-        expires_in = answer.get("expires_in")
-        if isinstance(expires_in, str) and expires_in.isdigit():
-            expires_in = int(expires_in)
-        record["expires_at"] = int(time.time() + expires_in) if isinstance(expires_in, (int, float)) else None
+                  "refresh_token": answer.get("refresh_token") or previous.get("refresh_token"),
+                  "scope": answer.get("scope") or scope or previous.get("scope"),
+                  "expires_at": int(time.time() + ttl) if isinstance(ttl, (int, float)) else None}
+        if client.get("kind") == "cimd":
+            record.update(client_id=client["client_id"], client_kind="cimd")
+        data["tokens"][f"{disc.issuer} {disc.resource}"] = record
+        self._index(data, disc)
         return record
 
     async def _save_tokens(self, disc: _Discovery, answer: JSON, scope: str | None, client: JSON) -> None:
         async with self.store.locked() as data:
-            record = self._token_record(answer, None, scope)
-            if client.get("kind") == "cimd":
-                record.update(client_id=client["client_id"], client_kind="cimd")
-            data["tokens"][f"{disc.issuer} {disc.resource}"] = record
-            self._index(data, disc)
+            self._put_token(data, disc, answer, {}, scope, client)
 
     async def _refresh(self, disc: _Discovery, had: str | None) -> JSON | None:
         """Refresh under the store lock: re-read; when another process already rotated, take
         its token; else redeem ours. None when there is nothing (valid) to refresh with."""
         async with self.store.locked() as data:
             key = f"{disc.issuer} {disc.resource}"
-            token = data["tokens"].get(key)
-            if not token:
-                return None
-            if token.get("access_token") != had and (not token.get("expires_at") or
-                                                      token["expires_at"] - OAUTH_REFRESH_MARGIN > time.time()):
+            token = data["tokens"].get(key) or {}
+            if token and token.get("access_token") != had and \
+                    (token.get("expires_at") or float("inf")) - OAUTH_REFRESH_MARGIN > time.time():
                 return token  # compare and swap: somebody else redeemed it already
             client = self._stored_client(data, disc)
             if not token.get("refresh_token") or client is None:
@@ -2882,18 +2836,14 @@ class _OAuth:
                     "grant_type": "refresh_token", "refresh_token": token["refresh_token"],
                     "resource": disc.resource})
             except AuthError as exc:
-                if getattr(exc, "oauth_error", "") == "invalid_grant":
+                if exc.oauth_error == "invalid_grant":
                     del data["tokens"][key]  # dead grant: a new authorization is needed
                 log.info("token refresh failed: %s", exc)
                 return None
-            data["tokens"][key] = self._token_record(answer, token, None)
-            self._index(data, disc)
-            return data["tokens"][key]
+            return self._put_token(data, disc, answer, token, None, client)
 
     async def logout(self, forget_client: bool = False) -> str | None:
-        """Revoke the stored tokens where the authorization server offers it (RFC 7009; best
-        effort, each request bounded), then forget them; what happened, for people, or None
-        when nothing was stored."""
+        """Revoke (best effort) and forget the stored tokens: see ``logout`` at module level."""
         data = self.store.load()
         index, key, token = self.store.entry(data, self.server_url)
         if index is None:
@@ -2919,8 +2869,8 @@ class _OAuth:
             return "forgotten here (the authorization server offers no token revocation)"
         for kind in ("refresh_token", "access_token"):   # the refresh token first: it outlives the other
             if token.get(kind):
-                form, headers = self._client_auth(client, {"token": token[kind], "token_type_hint": kind})
-                status, _ = await self._fetch("POST", endpoint, "token revocation", form=form, headers=headers)
+                body, headers = self._client_auth(client, {"token": token[kind], "token_type_hint": kind})
+                status, _ = await self._fetch("POST", endpoint, "token revocation", body, headers)
                 if status != 200:   # RFC 7009: 200 also for a token that was no longer valid
                     return f"forgotten here, but the authorization server refused to revoke them (HTTP {status})"
         return "revoked at the authorization server and forgotten"
@@ -2928,28 +2878,29 @@ class _OAuth:
     # Authorization -----------------------------------------------------------------------
 
     async def login(self, scope: str | None = None) -> _Discovery:
-        """Interactive login without waiting for a 401 (``mcpmini login``): discover from the
-        well-known URLs (the challenge of an unauthenticated request when they fail)."""
+        """Log in now (``mcpmini login``), not waiting for a 401: discovery from the well-known URLs."""
         try:
             disc = await self.discover({})
             params: dict[str, str] = {}
-        except AuthError:
-            params = await self._probe()
+        except AuthError:   # an unauthenticated request: its body does not matter, its challenge does
+            resp = await _http_request("POST", self.server_url, body=_dumps(
+                {"jsonrpc": "2.0", "id": 1, "method": "server/discover"}), headers={"Accept": HTTP_ACCEPT,
+                "Content-Type": "application/json"}, timeout=self.timeout, redirects=False)
+            resp.close()
+            params = _bearer_params(resp.headers.get("WWW-Authenticate") or "")
             disc = await self.discover(params)
         await self._authorize(disc, scope or self._select_scope(disc, params))
         return disc
 
-    async def _probe(self) -> dict[str, str]:
-        resp = await _http_request("POST", self.server_url, body=_dumps(
-            {"jsonrpc": "2.0", "id": 1, "method": "server/discover"}), headers={
-            "Accept": HTTP_ACCEPT, "Content-Type": "application/json"}, timeout=self.timeout, redirects=False)
-        resp.close()   # only the challenge counts
-        return _bearer_params(resp.headers.get("WWW-Authenticate") or "")
-
     async def _authorize(self, disc: _Discovery, scope: str | None) -> None:
-        """The authorization code flow with PKCE, ending with the token stored."""
+        """Get a token and store it: by the client credentials grant (extension
+        io.modelcontextprotocol/oauth-client-credentials), else by the authorization code flow with PKCE."""
         if self.grant == "client_credentials":
-            return await self._client_credentials(disc, scope)
+            client = self._configured_client(disc.meta) or {}
+            form = {"grant_type": "client_credentials", "resource": disc.resource,
+                    **({"scope": scope} if scope else {})}
+            self._requested_scope = scope
+            return await self._save_tokens(disc, await self._token_call(disc, client, form), scope, client)
         if not self.interactive:
             raise AuthError(f"{_safe_url(self.server_url)} needs an OAuth login, which needs a "
                             f"browser: run `{self._login_advice(scope)}` in a terminal",
@@ -2958,20 +2909,16 @@ class _OAuth:
         listener = await _CallbackListener().start(self.callback_port)
         try:
             client = await self._client(disc, listener.redirect_uri)
-            supported = disc.meta.get("scopes_supported")
-            if scope and isinstance(supported, list) and "offline_access" in supported \
+            if scope and "offline_access" in _listed(disc.meta.get("scopes_supported")) \
                     and "offline_access" not in scope.split():
                 scope += " offline_access"  # SEP-2207: only when the AS lists it
-            verifier = secrets.token_urlsafe(64)        # fresh per attempt, never reused
-            state = secrets.token_urlsafe(32)
-            # spec: record the validated issuer with the verifier and state before redirecting
-            attempt = {"issuer": disc.issuer, "state": state, "verifier": verifier}
+            # spec: record the validated issuer (disc.issuer) with the verifier and state before
+            # redirecting; both are fresh per attempt, never reused
+            verifier, state = secrets.token_urlsafe(64), secrets.token_urlsafe(32)
             _remember_secret(verifier)
-            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
-            challenge = challenge.rstrip(b"=").decode()
+            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=")
             query = {"response_type": "code", "client_id": client["client_id"],
-                     "redirect_uri": listener.redirect_uri,
-                     "code_challenge": challenge,
+                     "redirect_uri": listener.redirect_uri, "code_challenge": challenge.decode(),
                      "code_challenge_method": "S256", "state": state, "resource": disc.resource}
             if scope:
                 query["scope"] = scope
@@ -2987,15 +2934,13 @@ class _OAuth:
         params = dict(parse_qsl(callback, keep_blank_values=True))
         _remember_secret(params.get("code"))
         # RFC 9207: iss first, a plain string comparison, before error or code is looked at
-        iss_supported = disc.meta.get("authorization_response_iss_parameter_supported") is True
-        if "iss" in params:
-            if params["iss"] != attempt["issuer"]:
-                raise AuthError(f"refused the authorization response: its issuer does not match "
-                                f"{_safe_url(attempt['issuer'])} (mix-up attack?)")
-        elif iss_supported:
+        if "iss" in params and params["iss"] != disc.issuer:
+            raise AuthError(f"refused the authorization response: its issuer does not match "
+                            f"{_safe_url(disc.issuer)} (mix-up attack?)")
+        if "iss" not in params and disc.meta.get("authorization_response_iss_parameter_supported") is True:
             raise AuthError("refused the authorization response: the authorization server "
                             "promised an iss parameter and sent none")
-        if not secrets.compare_digest(params.get("state", ""), attempt["state"]):
+        if not secrets.compare_digest(params.get("state", ""), state):
             raise AuthError("refused the authorization response: wrong or missing state")
         if "error" in params:
             raise AuthError(_redact(f"the authorization was refused: {params['error'][:100]}"
@@ -3005,17 +2950,8 @@ class _OAuth:
             raise AuthError("the authorization response carried no code")
         answer = await self._token_call(disc, client, {
             "grant_type": "authorization_code", "code": params["code"], "resource": disc.resource,
-            "redirect_uri": listener.redirect_uri, "code_verifier": attempt["verifier"]})
+            "redirect_uri": listener.redirect_uri, "code_verifier": verifier})
         await self._save_tokens(disc, answer, scope, client)
-
-    async def _client_credentials(self, disc: _Discovery, scope: str | None) -> None:
-        """The client credentials grant (extension io.modelcontextprotocol/oauth-client-credentials)."""
-        form = {"grant_type": "client_credentials", "resource": disc.resource}
-        if scope:
-            form["scope"] = scope
-        self._requested_scope = scope
-        client = self._configured_client(disc.meta) or {}
-        await self._save_tokens(disc, await self._token_call(disc, client, form), scope, client)
 
     async def _wait_callback(self, listener: _CallbackListener, url: str) -> str:
         """The callback's query: from the listener, or pasted (whichever comes first)."""
@@ -3026,13 +2962,12 @@ class _OAuth:
         if self.paste is not None:   # a daemon thread: a read nobody answers never holds exit
             self.notify(f"or paste the address the browser was sent to ({listener.redirect_uri}?...):")
             waiters.append(_in_daemon_thread(self.paste))
-        done, _ = await asyncio.wait(waiters, timeout=OAUTH_LOGIN_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(waiters, timeout=OAUTH_LOGIN_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
         if listener.query.done():
             return listener.query.result()
-        for fut in done:
-            pasted = fut.result()
-            if isinstance(pasted, str) and pasted.strip():
-                return _pasted_query(pasted, listener.redirect_uri)
+        pasted = waiters[-1].result() if waiters[-1].done() else None   # the paste, when there is one
+        if isinstance(pasted, str) and pasted.strip():
+            return _pasted_query(pasted, listener.redirect_uri)
         raise AuthError(f"no authorization arrived within {OAUTH_LOGIN_TIMEOUT:g} s")
 
 
@@ -3065,12 +3000,9 @@ def _auth_for(server: ServerConfig, auth: Any) -> _OAuth | None:
         return None
     if isinstance(auth, _OAuth):
         return auth
-    config = server.oauth if isinstance(server.oauth, dict) else {}
-    options = {**{OAUTH_KEYS[k]: v for k, v in config.items() if k in OAUTH_KEYS and v is not None},
-               **(auth if isinstance(auth, dict) else {})}
-    options.setdefault("login_hint", f"mcpmini login {shlex.quote(server.name)}")
-    options.setdefault("store", _TokenStore(_token_store_path()))
-    options.setdefault("timeout", server.timeout)
+    config = {OAUTH_KEYS[k]: v for k, v in _object(server.oauth).items() if k in OAUTH_KEYS and v is not None}
+    options = {"login_hint": f"mcpmini login {shlex.quote(server.name)}", "timeout": server.timeout,
+               "store": _TokenStore(_token_store_path()), **config, **_object(auth)}
     return _OAuth(server.url, **options)
 
 
@@ -3112,9 +3044,8 @@ async def login(server: ServerConfig | str, *, scope: str | None = None,
     browser (``open_browser(url)``; the system's by default) or an address pasted back
     (``paste()``, blocking), then the tokens are stored. Returns the authorization server."""
     options: JSON = {"interactive": True, "notify": notify, "paste": paste,
-                     "open_browser": open_browser or (None if paste else _default_open_browser)}
-    if callback_port is not None:
-        options["callback_port"] = callback_port
+                     "open_browser": open_browser or (None if paste else _default_open_browser),
+                     **({} if callback_port is None else {"callback_port": callback_port})}
     config = _http_config(server)
     auth = _auth_for(config, options)
     if auth is None:
@@ -3123,10 +3054,9 @@ async def login(server: ServerConfig | str, *, scope: str | None = None,
 
 
 async def logout(server: ServerConfig | str, *, forget_client: bool = False) -> str | None:
-    """Revoke the stored tokens of an HTTP server at its authorization server when it offers
-    revocation (RFC 7009; best effort, each request bounded by the server's timeout), then
-    forget them (``forget_client``: its client registration too). Returns what happened, or
-    None when it was not logged in."""
+    """Revoke the stored tokens of an HTTP server where its authorization server offers it (RFC 7009;
+    best effort, each request bounded by the server's timeout), then forget them (``forget_client``:
+    its client registration too). Returns what happened, or None when it was not logged in."""
     config = _http_config(server)
     auth = _auth_for(config, {}) or _OAuth(config.url or "", store=_TokenStore(_token_store_path()))
     return await auth.logout(forget_client)
