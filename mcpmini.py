@@ -445,10 +445,11 @@ def _write_json(path: str, data: Any) -> None:
 
 class _CacheFile:
     """A JSON object in the user cache folder: eras.json (spec: clients MAY persist the era, so a
-    silent legacy server costs the probe once) or lists.json. Unreadable is empty: it can be rebuilt."""
+    silent legacy server costs the probe once) or lists.json; or in the state folder: tools.json.
+    Unreadable is empty: it can be rebuilt."""
 
-    def __init__(self, name: str) -> None:
-        self.path = os.path.join(_user_dir("cache"), name)
+    def __init__(self, name: str, folder: str = "cache") -> None:
+        self.path = os.path.join(_user_dir(folder), name)
 
     def load(self) -> JSON:
         try:
@@ -459,16 +460,18 @@ class _CacheFile:
             log.debug("%s is not used: %s", self.path, exc)
             return {}
 
-    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda value: True) -> None:
-        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds."""
+    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda value: True,
+            last: int = 0) -> None:
+        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds;
+        ``last``: only the ``last`` most recently put entries (which an unchanged value renews)."""
         data = self.load()
-        if data.get(key) == value:
+        if data.get(key) == value and not last:
             return
         data = {k: v for k, v in data.items() if k != key and keep(v)}
         if value is not None:
             data[key] = value
         try:
-            _write_json(self.path, data)
+            _write_json(self.path, dict(list(data.items())[-last:]))
         except OSError as exc:
             log.debug("cannot write %s: %s", self.path, exc)
 
@@ -3412,16 +3415,14 @@ class _Negotiation:
                 era = await self._probe()
         else:
             era = await self._probe()
-        assert self.session is not None
         log.info("%s: %s", self.label, era.why)
-        return era, self.session
+        return era, self.session  # type: ignore[return-value]
 
     # Auto: the probe ----------------------------------------------------------------------
 
     async def _probe(self) -> _Era:
         """server/discover first; its answer, an error or silence decides."""
         session = self.session
-        assert session is not None
         probe = asyncio.ensure_future(session.request(
             "server/discover", {"_meta": self.meta}, timeout=self.timeout, cancellable=False))
         init: asyncio.Future | None = None
@@ -3484,9 +3485,8 @@ class _Negotiation:
         raise exc
 
     async def _legacy(self, reason: str) -> _Era:
-        """initialize on the current session; a stdio server that closed is started again for
-        it, and an HTTP endpoint that answers as no MCP server would is tried as HTTP+SSE (the
-        rule for legacy servers, pinned or found)."""
+        """initialize on the current session (legacy, pinned or found): a stdio server that closed
+        is started again, an HTTP endpoint that answers as no MCP server would is tried as HTTP+SSE."""
         try:
             return await self.initialize(reason=reason)
         except ConnectionClosed as exc:
@@ -3535,7 +3535,6 @@ class _Negotiation:
     async def _discover(self, reason: str = "modern era pinned") -> _Era:
         """server/discover once the modern era is settled (pinned, remembered, or signalled by
         -32022), retrying a -32022 with a listed version."""
-        assert self.session is not None
         for attempt in range(MAX_VERSION_RETRIES + 1):
             try:
                 result = await self.session.request("server/discover", {"_meta": self.meta},
@@ -3546,9 +3545,7 @@ class _Negotiation:
                     if supported and MODERN_VERSION not in supported:
                         return await self._modern_fallback(supported, reason + "; -32022")
                     continue
-                if exc.code in (METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST):
-                    # The era is settled: a server without server/discover can still be used
-                    # (its capabilities unknown).
+                if exc.code in (METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST):  # capabilities unknown
                     log.info("%s: server/discover answered %s; continuing in the pinned era",
                              self.label, exc.code)
                     return dataclasses.replace(self._settled({}, f"{reason}; no server/discover"),
@@ -3583,7 +3580,6 @@ class _Negotiation:
     async def initialize(self, *, version: str = LEGACY_VERSIONS[0], reason: str) -> _Era:
         """The legacy handshake on the current session: initialize (never cancelled), check the
         version, initialized. Also what a Client calls when an HTTP session expires."""
-        assert self.session is not None
         for _ in range(MAX_VERSION_RETRIES + 1):
             try:
                 result = await self.session.request(
@@ -3601,7 +3597,6 @@ class _Negotiation:
         raise ProtocolError(f"{self.label}: initialize kept refusing protocol versions")
 
     async def _finish_initialize(self, result: JSON, reason: str) -> _Era:
-        assert self.session is not None
         version = result.get("protocolVersion")
         if version not in LEGACY_VERSIONS:
             raise ProtocolError(
@@ -3696,22 +3691,12 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     """What changed in a server's tools since it was last listed by a command (a digest per
     tool, kept in the user state folder), in words; None when nothing did or the server is
     new. A tool whose description or schema changes can turn a trusted server hostile."""
-    path = os.path.join(_user_dir("state"), "tools.json")
     digests = {t["name"]: hashlib.sha256(_dumps([t.get(k) for k in (
         "title", "description", "inputSchema", "outputSchema", "annotations")])).hexdigest()[:16]
         for t in tools}
-    try:
-        _check_private(path, "tool-list digest file")
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        data = data if isinstance(data, dict) else {}
-    except (OSError, ValueError, ConfigError) as exc:
-        log.debug("the tool-list digests %s are not used: %s", path, exc)
-        data = {}
-    old = data.pop(client.key, None)
-    data[client.key] = digests   # last used last: the oldest servers are forgotten first
-    with contextlib.suppress(OSError):
-        _write_json(path, dict(list(data.items())[-MAX_REMEMBERED_SERVERS:]))
+    file = _CacheFile("tools.json", "state")
+    old = file.load().get(client.key)
+    file.put(client.key, digests, last=MAX_REMEMBERED_SERVERS)
     if not isinstance(old, dict) or old == digests:
         return None
     parts = [f"{what} {', '.join(_visible(n, one_line=True) for n in names)}" for what, names in (
@@ -3801,20 +3786,33 @@ class Client:
     """
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
-                 cwd: str | None = None, headers: dict[str, str] | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, protocol: str = "auto",
-                 inherit_env: bool = False,
-                 on_progress: Callable[[JSON], Any] | None = None,
-                 on_log: Callable[[JSON], Any] | None = None,
-                 on_elicit: Callable[[JSON], Any] | None = None,
-                 accept_defaults: bool = False, reconnect: bool = False,
-                 name: str | None = None, era_cache: bool = True, list_cache: bool = True,
-                 trace: Callable[[str, str, Any], None] | None = None, auth: Any = None,
-                 on_request: Callable[[str, JSON], Any] | None = None,
-                 on_notification: Callable[[str, JSON], Any] | None = None,
-                 capabilities: JSON | None = None, client_info: JSON | None = None) -> None:
-        self.server = _server_config(server, name=name, env=env, cwd=cwd, headers=headers,
-                                     timeout=timeout, protocol=protocol, inherit_env=inherit_env)
+                 cwd: str | None = None, headers: dict[str, str] | None = None, protocol: str = "auto",
+                 timeout: float = DEFAULT_TIMEOUT, inherit_env: bool = False, name: str | None = None,
+                 on_progress: Callable[[JSON], Any] | None = None, accept_defaults: bool = False,
+                 on_log: Callable[[JSON], Any] | None = None, reconnect: bool = False, era_cache: bool = True,
+                 on_elicit: Callable[[JSON], Any] | None = None, list_cache: bool = True, auth: Any = None,
+                 trace: Callable[[str, str, Any], None] | None = None, capabilities: JSON | None = None,
+                 on_request: Callable[[str, JSON], Any] | None = None, client_info: JSON | None = None,
+                 on_notification: Callable[[str, JSON], Any] | None = None) -> None:
+        if protocol not in ("auto", MODERN_VERSION, "legacy"):
+            raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
+        if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
+            config = server.expanded()
+        elif isinstance(server, str):
+            if not re.match(r"(?i)https?://", server):
+                raise ValueError(f"server {server!r} is neither a URL nor a command list; "
+                                 f"for a command line use shlex.split({server!r})")
+            config = ServerConfig(name=_safe_url(server), url=server)
+        elif isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
+            config = ServerConfig(name=" ".join(os.path.basename(a) for a in server[:2]),
+                                  command=server[0], args=list(server[1:]))
+        else:
+            raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
+        self.server = dataclasses.replace(  # keywords add to it; timeout and protocol where it sets none
+            config, name=name or config.name, cwd=cwd or config.cwd,
+            timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
+            protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
+            env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
         self.on_request, self.on_notification = on_request, on_notification
         self.declared, self.client_info = capabilities, client_info
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
@@ -4249,34 +4247,6 @@ class ServerConfig:
         names = (n.removeprefix("env:") for n in self.references())
         return list(dict.fromkeys(n for n in names if n and n not in CONFIG_PATHS
                                   and not n.startswith("input:")))
-
-
-def _server_config(server: Any, *, name: str | None, env: dict[str, str] | None, cwd: str | None,
-                   headers: dict[str, str] | None, timeout: float, protocol: str,
-                   inherit_env: bool) -> ServerConfig:
-    """What a Client connects to, with every ``${VAR}`` expanded: a ServerConfig (the keywords
-    add to it; ``timeout`` and ``protocol`` apply where it sets none), an http(s) URL, or a
-    command as a list (taken literally)."""
-    if protocol not in ("auto", MODERN_VERSION, "legacy"):
-        raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
-    if isinstance(server, ServerConfig):
-        config = server.expanded()
-        return dataclasses.replace(
-            config, name=name or config.name, cwd=cwd or config.cwd,
-            timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
-            protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
-            env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
-    if isinstance(server, str):
-        if not re.match(r"(?i)https?://", server):
-            raise ValueError(f"server {server!r} is neither a URL nor a command list; "
-                             f"for a command line use shlex.split({server!r})")
-        return ServerConfig(name=name or _safe_url(server), url=server, headers=dict(headers or {}),
-                            timeout=timeout, protocol=protocol)
-    if isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
-        return ServerConfig(name=name or " ".join(os.path.basename(a) for a in server[:2]),
-                            command=server[0], args=list(server[1:]), env=dict(env or {}), cwd=cwd,
-                            timeout=timeout, protocol=protocol, inherit_env=inherit_env)
-    raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
 
 
 def _expand(value: Any, server: ServerConfig, folder: str, secret: bool) -> Any:
