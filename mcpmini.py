@@ -3384,7 +3384,7 @@ class _Negotiation:
         self.meta = {META_VERSION: MODERN_VERSION, META_CAPABILITIES: capabilities,
                      META_CLIENT_INFO: dict(self.client_info)}   # each 2026-07-28 request's _meta
         self.session: _Session | None = None
-        self.opened = kind   # the kind of the current session
+        self.opened = kind   # the kind of self.session
 
     async def _open(self, kind: str) -> None:
         """A fresh session (the previous one, if any, is closed first)."""
@@ -3582,16 +3582,15 @@ class _Negotiation:
         version, initialized. Also what a Client calls when an HTTP session expires."""
         for _ in range(MAX_VERSION_RETRIES + 1):
             try:
-                result = await self.session.request(
-                    "initialize", self._initialize_params(version), timeout=self.timeout,
-                    cancellable=False)
+                result = await self.session.request("initialize", self._initialize_params(version),
+                                                    timeout=self.timeout, cancellable=False)
             except RemoteError as exc:
                 supported = [v for v in LEGACY_VERSIONS if v in _supported(exc) and v != version]
                 if exc.code == INVALID_PARAMS and supported:  # the 2025-11-25 example's refusal
                     version = supported[0]
                     continue
-                if exc.code == UNSUPPORTED_VERSION and _supported(exc):
-                    return await self._modern_fallback(_supported(exc), reason + "; initialize answered -32022")
+                if exc.code == UNSUPPORTED_VERSION and (listed := _supported(exc)):
+                    return await self._modern_fallback(listed, f"{reason}; initialize answered -32022")
                 raise
             return await self._finish_initialize(result, reason)
         raise ProtocolError(f"{self.label}: initialize kept refusing protocol versions")
@@ -3618,8 +3617,8 @@ def _maybe_ran(why: str, method: str) -> str:
 def _checked_result(method: str, result: JSON, label: str) -> JSON:
     """A tools/call, resources/read or prompts/get result, checked where it enters: a shape
     that cannot be used fails the request with a ProtocolError naming the field."""
-    field, kind = {"tools/call": ("content", "content block"), "resources/read": ("contents", "contents entry"),
-                   "prompts/get": ("messages", "message")}[method]
+    field, kind = {"tools/call": ("content", "content block"), "prompts/get": ("messages", "message"),
+                   "resources/read": ("contents", "contents entry")}[method]
     items = result.get(field, [])
     problem = "" if isinstance(items, list) else f"its {field} is not a list"
     for i, item in enumerate(items if not problem else []):
@@ -3657,9 +3656,8 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
                      modern: bool, label: str, strict: bool = False) -> tuple[list[JSON], float]:
     """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
-    ``ttlMs`` of its pages in the 2026-07-28 era, until list_changed in the legacy one.
-    ``strict`` (for ``check``): every entry as sent, and a cursor that comes back (a list
-    that would never end) is a ProtocolError."""
+    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``strict`` (``check``):
+    every entry as sent, and a cursor that comes back (a list that never ends) is a ProtocolError."""
     items: list[JSON] = []
     cursor: str | None = None
     seen: set[str] = set()
@@ -3707,13 +3705,11 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
 
 class _ListStore:
     """The persistent list cache (lists.json): each server's last tools/list, for typing the
-    arguments of ``call`` and for shell completion (``tools``, ``ask``, ``check`` list afresh).
-    Fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no
-    secret reaches the file) of the OAuth token in use, so that no list is shared across
-    tokens (digest §caching: ``cacheScope: private``; public ones are not either, simpler),
-    and of the URL and headers, or of the command line, folder, environment and the
-    modification times of the program (found on PATH) and of its first argument that is a
-    file (the script of ``python3 server.py``): an edited server has a new key."""
+    arguments of ``call`` and shell completion; fresh for its ttlMs (2026-07-28) or
+    LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no secret reaches the file) of the OAuth token
+    in use (digest §caching: no list is shared across tokens) and of the URL and headers, or of
+    the command line, folder, environment and the mtimes of the program (on PATH) and of its
+    first file argument (the script of ``python3 server.py``): an edited server has a new key."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
         self.server, self.auth, self.file = server, auth, _CacheFile("lists.json")
@@ -3766,24 +3762,22 @@ class Client:
     ``server`` is a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
     HTTP, with the HTTP+SSE fallback), or a :class:`ServerConfig`. ``protocol`` pins the era:
     ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
-    request and the connection itself. Callbacks: ``on_progress(params)``, ``on_log(params)``,
-    ``on_elicit(params) -> ElicitResult`` (sync or async); ``accept_defaults`` answers form
-    elicitations from the schema's defaults. ``list_cache`` False: the persistent list cache
-    (see _ListStore) is neither read nor written. ``reconnect`` reconnects once and retries once
-    when the connection is lost during a call (never after a timeout or a cancellation).
-    ``on_request(method, params)`` (sync or async) answers what the server asks of the client
-    (legacy requests, 2026-07-28 input requests), raising RemoteError to refuse — by default:
-    ping, and elicitation as above; ``on_notification(method, params)`` sees every notification.
-    ``capabilities`` and ``client_info`` replace what is declared (a bridge declares its client's).
-    ``auth`` (HTTP only): OAuth settings as a dict of ``_OAuth`` keywords (``client_id``,
-    ``client_secret``, ``client_metadata_url``, ``scope``, ``interactive``, ``open_browser``, ...),
-    an ``_OAuth`` object, or False for none. By default stored tokens are used and refreshed,
-    and a needed login is an AuthError naming ``mcpmini login`` (no browser is ever opened
-    unless ``interactive`` is set). A static Authorization header turns OAuth off.
-    After ``connect``: ``era``, ``era_reason``, ``protocol_version``, ``server_info``,
-    ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or "sse"); and
-    ``from_cache``, the list methods whose last answer came from the persistent cache.
-    """
+    request and the connection itself. Callbacks (sync or async): ``on_progress(params)``,
+    ``on_log(params)``, ``on_elicit(params) -> ElicitResult``; ``accept_defaults`` answers form
+    elicitations from the schema's defaults; ``on_request(method, params)`` answers what the
+    server asks (legacy requests, 2026-07-28 input requests; raise RemoteError to refuse), by
+    default ping and elicitation as above; ``on_notification(method, params)`` sees every
+    notification. ``capabilities`` and ``client_info`` replace what is declared (a bridge
+    declares its client's). ``list_cache`` False: the persistent list cache is neither read nor
+    written. ``reconnect``: when the connection is lost during a call, reconnect once (never after
+    a timeout or a cancellation). ``auth`` (HTTP only): a dict of ``_OAuth`` keywords
+    (``client_id``, ``client_secret``, ``client_metadata_url``, ``scope``, ``interactive``,
+    ``open_browser``, ...), an ``_OAuth`` object, or False for none. By default stored tokens are
+    used and refreshed, and a needed login is an AuthError naming ``mcpmini login`` (a browser
+    opens only with ``interactive``); a static Authorization header turns OAuth off. After
+    ``connect``: ``era``, ``era_reason``, ``protocol_version``, ``server_info``, ``capabilities``,
+    ``instructions``, ``transport`` ("stdio", "http" or "sse"), and ``from_cache``: the list
+    methods whose last answer came from the persistent cache."""
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
                  cwd: str | None = None, headers: dict[str, str] | None = None, protocol: str = "auto",
@@ -3878,7 +3872,6 @@ class Client:
     async def _open_session(self, kind: str) -> _Session:
         """A session over a new transport of ``kind`` (the era decision's way to connect)."""
         server = self.server
-        transport: _Transport
         if kind == "stdio":
             transport = _StdioTransport([server.command or "", *server.args], env=server.env,
                                         cwd=server.cwd, inherit_env=server.inherit_env, label=self.name)
@@ -3897,7 +3890,6 @@ class Client:
         self._lists.clear()
         key = self.key
         cached = self._era_cache.load().get(key) if self._era_cache else None
-        cached = cached if isinstance(cached, str) else None
         self._negotiation = _Negotiation(
             self._open_session, kind=self.server.transport, protocol=self.protocol, cached=cached,
             capabilities=self._capabilities(), timeout=self.timeout, label=self.name,
@@ -4014,8 +4006,7 @@ class Client:
             except RemoteError as exc:
                 if self.era != MODERN_VERSION or attempt == MAX_VERSION_RETRIES:
                     raise
-                if exc.code == UNSUPPORTED_VERSION and _supported(exc):
-                    supported = _supported(exc)
+                if exc.code == UNSUPPORTED_VERSION and (supported := _supported(exc)):
                     if MODERN_VERSION not in supported:
                         raise ProtocolError(f"{self.name}: the server no longer supports "
                                             f"{MODERN_VERSION} (it lists {', '.join(supported)})") from exc
@@ -4025,10 +4016,9 @@ class Client:
                     continue
                 raise
             break
-        if self.era == MODERN_VERSION:
-            kind = result.get("resultType", "complete")
-            if kind not in ("complete", "input_required"):
-                raise ProtocolError(f"{method}: unknown resultType {kind!r}")
+        kind = result.get("resultType", "complete")
+        if self.era == MODERN_VERSION and kind not in ("complete", "input_required"):
+            raise ProtocolError(f"{method}: unknown resultType {kind!r}")
         if method == "tools/list" and isinstance(result.get("tools"), list):
             if self.era == MODERN_VERSION and self.transport == "http":   # spec MUST
                 result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._dropped)}
@@ -4040,10 +4030,9 @@ class Client:
                               if isinstance(t, dict) and isinstance(t.get("name"), str)})
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
-        """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with
-        ``reconnect`` a lost connection started again once (spec: a client SHOULD restart a
-        stdio server that exits), shared by every caller that failed on it; the request is
-        sent again only when that cannot run it twice."""
+        """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with ``reconnect``
+        a lost connection started again once (spec: a client SHOULD restart a stdio server that
+        exits), shared by every caller that failed on it; resent only if that cannot run it twice."""
         session = self._session
         try:
             return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
@@ -4075,14 +4064,12 @@ class Client:
             if self.era != MODERN_VERSION or result.get("resultType", "complete") != "input_required":
                 return result
             attempt_params = dict(params)
-            requests = result.get("inputRequests")
-            if isinstance(requests, dict) and requests:
+            if requests := _object(result.get("inputRequests")):
                 attempt_params["inputResponses"] = {
                     key: await self._input_response(req) for key, req in requests.items()}
             if "requestState" in result:
                 attempt_params["requestState"] = result["requestState"]
-        raise ProtocolError(f"{method}: the server kept asking for input after "
-                            f"{MAX_INPUT_ROUNDS} rounds")
+        raise ProtocolError(f"{method}: the server kept asking for input after {MAX_INPUT_ROUNDS} rounds")
 
     async def _input_response(self, request: Any) -> JSON:
         method = request.get("method") if isinstance(request, dict) else None
@@ -4171,7 +4158,7 @@ def result_text(result: JSON) -> str:
         elif kind == "resource_link":
             parts.append(f"[resource: {block.get('uri', '')}]")
         elif kind == "resource":
-            res = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+            res = _object(block.get("resource"))
             parts.append(f"[resource: {res.get('uri', '')}]")
             if isinstance(res.get("text"), str):
                 parts.append(res["text"])
@@ -4403,12 +4390,10 @@ def _jsonc(text: str) -> Any:
 
 
 def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
-    """Read one file once: its servers, and the SHA-256 of the very bytes parsed (what the
-    trust gate compares); ConfigError on any problem. Every common dialect, told apart by
-    shape: ``mcpServers`` (Claude Code and Desktop, Cursor, Windsurf), VS Code's ``servers``
-    and ``inputs`` (JSON with comments), Codex's TOML ``[mcp_servers.NAME]``, ~/.claude.json
-    (``mcpServers`` and those of the ``projects`` entry of this folder or the nearest one
-    above). Disabled entries are skipped."""
+    """One file's servers, and the SHA-256 of the very bytes parsed (what the trust gate compares);
+    ConfigError on any problem. Dialects, told apart by shape: ``mcpServers`` (Claude, Cursor,
+    Windsurf; in ~/.claude.json also those of the ``projects`` entry of this folder or the nearest
+    above), VS Code's ``servers`` and ``inputs`` (JSONC), Codex's TOML ``[mcp_servers.NAME]``."""
     raw = _read_capped(path, "config file")
     toml = path.lower().endswith(".toml") or re.search(rb"(?m)^\s*\[mcp_servers[.\]]", raw)
     if toml:
@@ -4432,8 +4417,7 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
     if not isinstance(servers, dict):
         raise ConfigError(f"{path}: expected an object with \"mcpServers\" (or VS Code's "
                           "\"servers\", or Codex's [mcp_servers.NAME] tables)")
-    inputs = data.get("inputs") if isinstance(data.get("inputs"), list) else []
-    inputs = {i["id"]: i for i in inputs if isinstance(i, dict) and isinstance(i.get("id"), str)}
+    inputs = {i["id"]: i for i in _listed(data.get("inputs")) if isinstance(_object(i).get("id"), str)}
     out = {}
     for name, entry in servers.items():
         if isinstance(entry, dict) and (entry.get("disabled") is True or entry.get("enabled") is False):
@@ -4467,8 +4451,7 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
     if not isinstance(entry, dict):
         raise ConfigError(f"{where}: expected an object")
     entry = _common_keys(entry)
-    unknown = sorted(set(entry) - ENTRY_KEYS)
-    if unknown:
+    if unknown := sorted(set(entry) - ENTRY_KEYS):
         log.info("%s: ignored the unknown key(s) %s", where, ", ".join(unknown))
 
     def get(key: str, kind: type, default: Any = None) -> Any:
@@ -4503,8 +4486,7 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
     if oauth is not None and not isinstance(oauth, (bool, dict)):
         raise ConfigError(f"{where}: \"oauth\" must be an object or false")
     if isinstance(oauth, dict):
-        unknown = set(oauth) - set(OAUTH_KEYS)
-        if unknown:
+        if unknown := set(oauth) - set(OAUTH_KEYS):
             raise ConfigError(f"{where}: unknown \"oauth\" key {sorted(unknown)[0]!r} "
                               f"(known: {', '.join(OAUTH_KEYS)})")
         if isinstance(oauth.get("clientSecret"), str) and "${" not in oauth["clientSecret"]:
