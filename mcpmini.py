@@ -3512,8 +3512,7 @@ class _Negotiation:
         return await self.initialize(reason=f"{reason}: HTTP+SSE (2024-11-05)")
 
     async def _legacy_restart(self, reason: str) -> _Era:
-        """The probe upset the server (it died or refused initialize): start it again and
-        initialize directly."""
+        """The probe upset the server (it died or refused initialize): start it again, initialize."""
         log.info("%s: %s; restarting it for initialize", self.label, reason)
         await self._open(self.kind)
         return await self.initialize(reason=f"{reason}: restarted, legacy")
@@ -3521,8 +3520,7 @@ class _Negotiation:
     # 2026-07-28 ---------------------------------------------------------------------------
 
     async def _modern_fallback(self, supported: list[str], reason: str) -> _Era:
-        """-32022: retry discovery with a version the server listed, or go legacy if all of
-        its versions are legacy ones."""
+        """-32022: discover again with a version the server listed, or go legacy if all are legacy."""
         if MODERN_VERSION in supported or not supported:
             return await self._discover(reason)
         legacy = [v for v in LEGACY_VERSIONS if v in supported]
@@ -3686,9 +3684,8 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
 
 
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
-    """What changed in a server's tools since it was last listed by a command (a digest per
-    tool, kept in the user state folder), in words; None when nothing did or the server is
-    new. A tool whose description or schema changes can turn a trusted server hostile."""
+    """What changed in a server's tools since a command last listed them, in words (None: nothing,
+    or a new server). A tool whose description or schema changes can turn a trusted server hostile."""
     digests = {t["name"]: hashlib.sha256(_dumps([t.get(k) for k in (
         "title", "description", "inputSchema", "outputSchema", "annotations")])).hexdigest()[:16]
         for t in tools}
@@ -3746,8 +3743,7 @@ class _ListStore:
 
 
 def _cached_tool_names(server: ServerConfig) -> list[str]:
-    """The tool names in the persistent list cache for ``server`` (shell completion: it never
-    starts a server); [] when there are none, or they are older than LIST_CACHE_KEEP."""
+    """Cached tool names up to LIST_CACHE_KEEP old, for shell completion (it never starts a server)."""
     try:
         config = server.expanded()
         tools = _ListStore(config, _auth_for(config, None)).get("tools/list", stale_ok=True)
@@ -3854,8 +3850,7 @@ class Client:
 
     @property
     def key(self) -> str:
-        """A stable identity of the server (its URL, or its command and folder): what the era
-        cache and the tool-list digests are kept under."""
+        """The server's stable identity (URL, or command and folder): the era and tool digest key."""
         if self.server.url:
             return f"url {self.server.url}"
         argv = [self.server.command or "", *self.server.args]
@@ -4237,9 +4232,8 @@ class ServerConfig:
 
 
 def _expand(value: Any, server: ServerConfig, folder: str, secret: bool) -> Any:
-    """``value`` with its ``${...}`` substituted (anything but a string as it is). What comes
-    out counts as a secret: a ``secret`` value whole, else each value substituted from the
-    environment (or typed for an input)."""
+    """``value`` with its ``${...}`` substituted (a non-string as it is). A ``secret`` value counts
+    as a secret whole, any other the parts substituted from the environment (or typed for an input)."""
     if not isinstance(value, str):   # None, or an "oauth" setting that is no string
         return value
     paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"),
@@ -4306,9 +4300,8 @@ def _approvals() -> list[JSON]:
 
 
 def _is_trusted(path: str, digest: str) -> bool:
-    """A project file is trusted when its path, real path and bytes (``digest``: the SHA-256 of
-    exactly the bytes that were parsed) were approved together: an edited file, a copy
-    elsewhere or a symlink to an approved file are not."""
+    """A project file is trusted when its path, real path and ``digest`` (the SHA-256 of exactly the
+    bytes parsed) were approved together: not an edited file, a copy, or a symlink to an approved one."""
     found, real = os.path.abspath(path), os.path.realpath(path)
     return any(r.get("path") == found and r.get("realpath") == real and r.get("sha256") == digest
                for r in _approvals())
@@ -4506,10 +4499,9 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
                 discover: bool = True) -> dict[str, ServerConfig]:
     """Configured servers by name, lowest to highest precedence: the user's file, the
     project's ``.mcp.json`` and ``mcp.json`` (trusted only once approved with ``trust``),
-    ``$MCPMINI_CONFIG``, then ``files`` in order. A later entry replaces an earlier one whole.
-    Entries of unapproved project files come back with ``trusted=False`` and never shadow a
-    trusted entry. A broken discovered file is skipped with a warning; a broken explicit one
-    is a ConfigError."""
+    ``$MCPMINI_CONFIG``, then ``files`` in order; a later entry replaces an earlier one whole.
+    Entries of unapproved project files come back with ``trusted=False`` and never shadow a trusted
+    entry. A broken discovered file is skipped with a warning; a broken explicit one is a ConfigError."""
     paths = _config_paths(files, cwd)
     explicit = {os.path.realpath(p) for p, origin in paths if origin == "explicit"}
     trusted: dict[str, ServerConfig] = {}
