@@ -3422,8 +3422,7 @@ class _Negotiation:
 
     async def _probe(self) -> _Era:
         """server/discover first; its answer, an error or silence decides."""
-        session = self.session
-        probe = asyncio.ensure_future(session.request(
+        probe = asyncio.ensure_future(self.session.request(
             "server/discover", {"_meta": self.meta}, timeout=self.timeout, cancellable=False))
         init: asyncio.Future | None = None
         try:
@@ -3443,7 +3442,7 @@ class _Negotiation:
             # No answer yet: fall back to initialize on the same process, but keep listening:
             # a late DiscoverResult still means modern.
             reason = f"server/discover got no answer within {PROBE_TIMEOUT:g} s"
-            init = asyncio.ensure_future(session.request(
+            init = asyncio.ensure_future(self.session.request(
                 "initialize", self._initialize_params(LEGACY_VERSIONS[0]), timeout=self.timeout,
                 cancellable=False))
             await asyncio.wait((probe, init), return_when=asyncio.FIRST_COMPLETED)
@@ -3459,10 +3458,9 @@ class _Negotiation:
                 return await self._legacy_restart(f"{reason}; the server then closed ({exc})")
             return await self._finish_initialize(result, f"{reason}: legacy")
         finally:
-            for task in (probe, init):  # never cancelled on the wire: nothing precedes initialize
-                if task is not None:
-                    task.cancel()
-                    _quiet(task)
+            for task in filter(None, (probe, init)):  # not cancelled on the wire: nothing precedes initialize
+                task.cancel()
+                _quiet(task)
 
     def _verdict(self, probe: asyncio.Future) -> str | list[str]:
         """Modern evidence is only supportedVersions or -32020/-32021/-32022; the rest is legacy."""
@@ -3803,7 +3801,7 @@ class Client:
             timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
-        self.on_request, self.on_notification = on_request, on_notification
+        self.on_request, self.on_notification, self._trace = on_request, on_notification, trace
         self.declared, self.client_info = capabilities, client_info
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
@@ -3813,7 +3811,6 @@ class Client:
         self._era_cache = _CacheFile("eras.json") if era_cache else None
         self._store = _ListStore(self.server, self.auth) if list_cache else None
         self.from_cache: set[str] = set()
-        self._trace = trace
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
         self._era: _Era | None = None
@@ -4293,10 +4290,9 @@ def _approvals() -> list[JSON]:
     _check_private(_trust_path(), "trust store")
     try:
         with open(_trust_path(), encoding="utf-8") as f:
-            records = json.load(f)
+            return [r for r in _listed(json.load(f)) if isinstance(r, dict)]
     except (OSError, ValueError):
         return []
-    return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
 
 
 def _is_trusted(path: str, digest: str) -> bool:
@@ -4488,11 +4484,10 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
     cwd = get("cwd", str)
     if cwd and "${" not in cwd and not os.path.isabs(cwd):  # relative to the config file
         cwd = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), cwd))
-    return ServerConfig(name=name, command=command if not url else None, args=list(args),
-                        env=dict(env), cwd=cwd, url=url, headers=dict(headers),
-                        type=kind, timeout=float(timeout) if timeout else None, protocol=protocol,
-                        inherit_env=bool(get("inheritEnv", bool, False)), source=path, oauth=oauth,
-                        env_file=get("envFile", str), inputs=dict(inputs))
+    return ServerConfig(name=name, command=command if not url else None, args=list(args), env=env, cwd=cwd,
+                        url=url, headers=headers, type=kind, timeout=float(timeout) if timeout else None,
+                        protocol=protocol, inherit_env=get("inheritEnv", bool, False), source=path,
+                        oauth=oauth, env_file=get("envFile", str), inputs=dict(inputs))
 
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
