@@ -80,6 +80,7 @@ JSON = dict[str, Any]           # a JSON object, as wire data stays: plain dicts
 # Protocol
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+SPOKEN = f"{MODERN_VERSION} and {', '.join(LEGACY_VERSIONS)}"   # for error messages
 CLIENT_INFO = {"name": "mcpmini", "version": __version__}
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 INTERNAL_ERROR = -32603
@@ -3370,21 +3371,21 @@ class _Era:
 
 
 class _Negotiation:
-    """Decides one server's era over sessions that ``open_session(kind)`` starts; ``run()``
+    """Decides ``server``'s era over sessions that ``open_session(kind)`` starts; ``run()``
     returns the :class:`_Era` and the session to keep. ``cached`` is an earlier run's answer
     ("sse", "legacy" or MODERN_VERSION), tried first in auto mode ("sse" also when legacy is pinned)."""
 
-    def __init__(self, open_session: Callable[[str], Awaitable[_Session]], *, kind: str,
-                 protocol: str, cached: str | None, capabilities: JSON, timeout: float,
-                 label: str, url: str | None = None, client_info: JSON | None = None) -> None:
-        self.open_session, self.kind, self.protocol, self.url = open_session, kind, protocol, url
-        self.client_info = client_info or CLIENT_INFO
+    def __init__(self, open_session: Callable[[str], Awaitable[_Session]], server: ServerConfig, *,
+                 protocol: str, cached: Any, capabilities: JSON, timeout: float,
+                 client_info: JSON | None) -> None:
+        self.open_session, self.protocol, self.timeout = open_session, protocol, timeout
+        self.kind, self.url, self.label = server.transport, server.url, server.name
+        self.capabilities, self.client_info = capabilities, client_info or CLIENT_INFO
         self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
-        self.capabilities, self.timeout, self.label = capabilities, timeout, label
         self.meta = {META_VERSION: MODERN_VERSION, META_CAPABILITIES: capabilities,
                      META_CLIENT_INFO: dict(self.client_info)}   # each 2026-07-28 request's _meta
         self.session: _Session | None = None
-        self.opened = kind   # the kind of self.session
+        self.opened = self.kind   # the kind of self.session
 
     async def _open(self, kind: str) -> None:
         """A fresh session (the previous one, if any, is closed first)."""
@@ -3521,12 +3522,10 @@ class _Negotiation:
         """-32022: discover again with a version the server listed, or go legacy if all are legacy."""
         if MODERN_VERSION in supported or not supported:
             return await self._discover(reason)
-        legacy = [v for v in LEGACY_VERSIONS if v in supported]
-        if legacy:
+        if legacy := [v for v in LEGACY_VERSIONS if v in supported]:
             return await self.initialize(version=legacy[0], reason=f"{reason} with only legacy versions")
         raise ProtocolError(f"{self.label}: no protocol version in common: the server supports "
-                            f"{', '.join(supported)}; mcpmini speaks {MODERN_VERSION} and "
-                            f"{', '.join(LEGACY_VERSIONS)}")
+                            f"{', '.join(supported)}; mcpmini speaks {SPOKEN}")
 
     async def _discover(self, reason: str = "modern era pinned") -> _Era:
         """server/discover once the modern era is settled (pinned, remembered, or signalled by
@@ -3594,10 +3593,8 @@ class _Negotiation:
     async def _finish_initialize(self, result: JSON, reason: str) -> _Era:
         version = result.get("protocolVersion")
         if version not in LEGACY_VERSIONS:
-            raise ProtocolError(
-                f"{self.label}: the server answered initialize with protocol version {version!r}, "
-                f"which mcpmini does not speak (it speaks {MODERN_VERSION} and "
-                f"{', '.join(LEGACY_VERSIONS)})")
+            raise ProtocolError(f"{self.label}: the server answered initialize with protocol version "
+                                f"{version!r}, which mcpmini does not speak (it speaks {SPOKEN})")
         await self.session.notify("notifications/initialized")
         return self._settled(result, f"{reason}, initialize {version}", version)
 
@@ -3657,7 +3654,7 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
     items: list[JSON] = []
     cursor: str | None = None
     seen: set[str] = set()
-    ttl = None if modern else float("inf")
+    ttl = float("inf")   # legacy: until list_changed
     for page in range(1, MAX_PAGES + 1):
         result = await request(method, {"cursor": cursor} if cursor is not None else None)
         page_items = result.get(key, [])
@@ -3667,8 +3664,7 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
         items.extend(page_items if strict else _usable(method, page_items, label))
         if modern:
             ms = result.get("ttlMs")
-            page_ttl = ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0
-            ttl = page_ttl if ttl is None else min(ttl, page_ttl)
+            ttl = min(ttl, ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0)
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
             break
@@ -3678,7 +3674,7 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
     else:
         log.warning("%s: %s still had more pages after %d; keeping the %d items fetched",
                     label, method, MAX_PAGES, len(items))
-    return items, ttl or 0.0
+    return items, ttl
 
 
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
@@ -3883,9 +3879,8 @@ class Client:
         key = self.key
         cached = self._era_cache.load().get(key) if self._era_cache else None
         self._negotiation = _Negotiation(
-            self._open_session, kind=self.server.transport, protocol=self.protocol, cached=cached,
-            capabilities=self._capabilities(), timeout=self.timeout, label=self.name,
-            url=self.server.url, client_info=self.client_info)
+            self._open_session, self.server, protocol=self.protocol, cached=cached, timeout=self.timeout,
+            capabilities=self._capabilities(), client_info=self.client_info)
         try:
             self._era, self._session = await asyncio.wait_for(self._negotiation.run(), self.timeout)
         except asyncio.TimeoutError:
