@@ -3440,8 +3440,7 @@ class _Negotiation:
                 if verdict == "closed":
                     return await self._legacy_restart("the server closed on server/discover")
                 return await self._legacy(f"{verdict}: legacy")
-            # No answer yet: fall back to initialize on the same process, but keep listening:
-            # a late DiscoverResult still means modern.
+            # No answer yet: initialize on the same process, but a late DiscoverResult still means modern.
             reason = f"server/discover got no answer within {PROBE_TIMEOUT:g} s"
             init = asyncio.ensure_future(self.session.request(
                 "initialize", self._initialize_params(LEGACY_VERSIONS[0]), timeout=self.timeout,
@@ -3952,19 +3951,16 @@ class Client:
 
     # Requests -----------------------------------------------------------------------------
 
-    async def request(self, method: str, params: JSON | None = None, *,
-                      timeout: float | None = None, complete: bool = False) -> JSON:
-        """Send any request and return its raw result (``_meta`` added in the modern era; keys
-        of the caller's own ``_meta`` win). ``complete``: for tools/call, prompts/get and
-        resources/read, answer ``input_required`` rounds (MRTR) as the named methods do."""
+    async def request(self, method: str, params: JSON | None = None, *, timeout: float | None = None,
+                      complete: bool = False, progress: bool = False) -> JSON:
+        """Send any request and return its raw result (``_meta`` added in the modern era; keys of
+        the caller's own ``_meta`` win), sent again where the spec says so: a 2026-07-28 reply
+        stream that broke, an expired legacy HTTP session, -32022 (another version) and -32020
+        (stale headers). ``complete``: for tools/call, prompts/get and resources/read, answer
+        ``input_required`` rounds (MRTR) as the named methods do. ``progress``: the request id
+        is its progress token (``on_progress`` sees its notifications)."""
         if complete and method in INPUT_METHODS:
             return await self._call(method, params or {}, timeout)
-        return await self._request(method, params, timeout=timeout)
-
-    async def _request(self, method: str, params: JSON | None, *, timeout: float | None = None,
-                       progress: bool = False) -> JSON:
-        """One request, re-sent where the spec says so: a 2026-07-28 reply stream that broke,
-        an expired legacy HTTP session, -32022 (another version) and -32020 (stale headers)."""
         if self._session is None or self._negotiation is None:
             raise ConnectionClosed(f"{self.name}: not connected (use 'async with Client(...)')")
         limit = self.timeout if timeout is None else float(timeout)
@@ -4047,7 +4043,7 @@ class Client:
         # the request id is the progress token, unless the caller brought its own (a bridge)
         progress = "progressToken" not in _object(params.get("_meta"))
         for _ in range(MAX_INPUT_ROUNDS + 1):
-            result = await self._request(method, attempt_params, timeout=timeout, progress=progress)
+            result = await self.request(method, attempt_params, timeout=timeout, progress=progress)
             if self.era != MODERN_VERSION or result.get("resultType", "complete") != "input_required":
                 return result
             attempt_params = dict(params)
@@ -4078,10 +4074,10 @@ class Client:
         if stored and store and (cached := store.get(method)) is not None:
             self.from_cache.add(method)
             items = _usable(method, cached, self.name)
-            self._keep_schemas(items)   # _request did not see them
+            self._keep_schemas(items)   # request did not see them
             return items
         modern = self.era == MODERN_VERSION
-        items, ttl = await _all_pages(self._request, method, key, modern, self.name)
+        items, ttl = await _all_pages(self.request, method, key, modern, self.name)
         if ttl > 0:
             self._lists[method] = (time.monotonic() + ttl, items)
         if store:
@@ -4388,10 +4384,9 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
                               "later (for tomllib)") from None
     try:
         text = raw.decode("utf-8-sig")
-        data = tomllib.loads(text) if toml else _jsonc(text)
+        data = _object(tomllib.loads(text) if toml else _jsonc(text))
     except (ValueError, RecursionError) as exc:
         raise ConfigError(f"{path}: not a readable {'TOML' if toml else 'JSON'} file: {exc}") from None
-    data = _object(data)
     servers = data.get("mcpServers", data.get("servers", data.get("mcp_servers")))
     if isinstance(data.get("projects"), dict):   # ~/.claude.json: the project's entries win
         here, servers = os.getcwd() + os.sep, dict(_object(servers))
@@ -4494,8 +4489,7 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
     entry. A broken discovered file is skipped with a warning; a broken explicit one is a ConfigError."""
     paths = _config_paths(files, cwd)
     explicit = {os.path.realpath(p) for p, origin in paths if origin == "explicit"}
-    trusted: dict[str, ServerConfig] = {}
-    untrusted: dict[str, ServerConfig] = {}
+    trusted, untrusted = {}, {}   # name -> ServerConfig, by whether its file is trusted
     seen: set[str] = set()   # a file named twice is read once: where it first comes
     for path, origin in paths:
         if origin != "explicit" and not (discover and os.path.isfile(path)):
