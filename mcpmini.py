@@ -3760,13 +3760,12 @@ class Client:
     declares its client's). ``list_cache`` False: the persistent list cache is neither read nor
     written. ``reconnect``: when the connection is lost during a call, reconnect once (never after
     a timeout or a cancellation). ``auth`` (HTTP only): a dict of ``_OAuth`` keywords
-    (``client_id``, ``client_secret``, ``client_metadata_url``, ``scope``, ``interactive``,
-    ``open_browser``, ...), an ``_OAuth`` object, or False for none. By default stored tokens are
-    used and refreshed, and a needed login is an AuthError naming ``mcpmini login`` (a browser
-    opens only with ``interactive``); a static Authorization header turns OAuth off. After
-    ``connect``: ``era``, ``era_reason``, ``protocol_version``, ``server_info``, ``capabilities``,
-    ``instructions``, ``transport`` ("stdio", "http" or "sse"), and ``from_cache``: the list
-    methods whose last answer came from the persistent cache."""
+    (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an ``_OAuth``, or False.
+    By default stored tokens are used and refreshed, a needed login is an AuthError naming
+    ``mcpmini login`` (a browser opens only with ``interactive``); a static Authorization header
+    turns OAuth off. After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
+    ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
+    "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
                  cwd: str | None = None, headers: dict[str, str] | None = None, protocol: str = "auto",
@@ -3882,13 +3881,12 @@ class Client:
             capabilities=self._capabilities(), client_info=self.client_info)
         try:
             self._era, self._session = await asyncio.wait_for(self._negotiation.run(), self.timeout)
-        except asyncio.TimeoutError:
+        except BaseException as exc:
             await self.close(fast=True)
-            raise RequestTimeout("connecting", self.timeout,
-                                 f" (starting {self.name} and settling the protocol era)") from None
-        except BaseException:
-            await self.close(fast=True)
-            if cached and self._era_cache:
+            if isinstance(exc, asyncio.TimeoutError):
+                raise RequestTimeout("connecting", self.timeout,
+                                     f" (starting {self.name} and settling the protocol era)") from None
+            if cached:   # it failed: probe next time
                 self._era_cache.put(key, None)
             raise
         if self._era_cache:   # what a pinned run learned helps an auto run too
@@ -4178,9 +4176,7 @@ class ServerConfig:
     env_file: str | None = None                  # "envFile" (VS Code, Cursor): env below "env"
     inputs: dict[str, JSON] = dataclasses.field(default_factory=dict)  # VS Code's, by id (+"value")
 
-    @property
-    def transport(self) -> str:
-        return "sse" if self.type == "sse" else ("http" if self.url else "stdio")
+    transport = property(lambda self: "sse" if self.type == "sse" else ("http" if self.url else "stdio"))
 
     def expanded(self) -> ServerConfig:
         """A copy with ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``, ``$$``, CONFIG_PATHS
