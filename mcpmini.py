@@ -3341,7 +3341,6 @@ def _default_open_browser(url: str) -> None:
 #     auto:  server/discover ── supportedVersions / -32020..-32022 ──► 2026-07-28
 #                            ── any other error, {} or silence ──────► legacy: initialize
 #                                  └─ HTTP refuses initialize (4xx, not JSON-RPC) ─► HTTP+SSE
-#     (the answer is remembered per server in the user cache folder, and tried first)
 
 
 def _supported(exc: RemoteError) -> list[str]:
@@ -3361,13 +3360,13 @@ def _not_mcp_http(exc: BaseException) -> str:
 class _Era:
     """What the era decision found."""
 
-    era: str                  # MODERN_VERSION or "legacy"
     version: str              # the protocol version spoken
     server_info: JSON
     capabilities: JSON | None # None: unknown (no server/discover)
     instructions: str | None
     why: str                  # for people: which answers led here
     transport: str            # the transport that worked: "stdio", "http" or "sse"
+    era = property(lambda self: "legacy" if self.version in LEGACY_VERSIONS else MODERN_VERSION)
 
 
 class _Negotiation:
@@ -3380,10 +3379,10 @@ class _Negotiation:
                  client_info: JSON | None) -> None:
         self.open_session, self.protocol, self.timeout = open_session, protocol, timeout
         self.kind, self.url, self.label = server.transport, server.url, server.name
-        self.capabilities, self.client_info = capabilities, client_info or CLIENT_INFO
         self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
-        self.meta = {META_VERSION: MODERN_VERSION, META_CAPABILITIES: capabilities,
-                     META_CLIENT_INFO: dict(self.client_info)}   # each 2026-07-28 request's _meta
+        info = dict(client_info or CLIENT_INFO)   # in every 2026-07-28 _meta, and in initialize
+        self.meta = {META_VERSION: MODERN_VERSION, META_CAPABILITIES: capabilities, META_CLIENT_INFO: info}
+        self.init = {"capabilities": capabilities, "clientInfo": info}
         self.session: _Session | None = None
         self.opened = self.kind   # the kind of self.session
 
@@ -3443,7 +3442,7 @@ class _Negotiation:
             # No answer yet: initialize on the same process, but a late DiscoverResult still means modern.
             reason = f"server/discover got no answer within {PROBE_TIMEOUT:g} s"
             init = asyncio.ensure_future(self.session.request(
-                "initialize", self._initialize_params(LEGACY_VERSIONS[0]), timeout=self.timeout,
+                "initialize", {"protocolVersion": LEGACY_VERSIONS[0], **self.init}, timeout=self.timeout,
                 cancellable=False))
             await asyncio.wait((probe, init), return_when=asyncio.FIRST_COMPLETED)
             if probe.done() and self._verdict(probe) == "modern":
@@ -3561,22 +3560,17 @@ class _Negotiation:
         """The record of a DiscoverResult or an InitializeResult."""
         info = _object(result.get("_meta")).get(META_SERVER_INFO) or result.get("serverInfo")
         text = result.get("instructions")
-        return _Era("legacy" if version in LEGACY_VERSIONS else MODERN_VERSION, version, _object(info),
-                    _object(result.get("capabilities")), text if isinstance(text, str) else None,
-                    why, self.opened)
+        return _Era(version, _object(info), _object(result.get("capabilities")),
+                    text if isinstance(text, str) else None, why, self.opened)
 
     # Legacy -------------------------------------------------------------------------------
-
-    def _initialize_params(self, version: str) -> JSON:
-        return {"protocolVersion": version, "capabilities": self.capabilities,
-                "clientInfo": dict(self.client_info)}
 
     async def initialize(self, *, version: str = LEGACY_VERSIONS[0], reason: str) -> _Era:
         """The legacy handshake on the current session: initialize (never cancelled), check the
         version, initialized. Also what a Client calls when an HTTP session expires."""
         for _ in range(MAX_VERSION_RETRIES + 1):
             try:
-                result = await self.session.request("initialize", self._initialize_params(version),
+                result = await self.session.request("initialize", {"protocolVersion": version, **self.init},
                                                     timeout=self.timeout, cancellable=False)
             except RemoteError as exc:
                 supported = [v for v in LEGACY_VERSIONS if v in _supported(exc) and v != version]
@@ -3632,16 +3626,15 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
     kept = []
     for item in items:
         if not isinstance(item, dict):
-            problem = "is not an object"
+            why = "is not an object"
         elif not isinstance(item.get(key), str) or not item[key]:
-            problem = f"has no {key}"
+            why = f"has no {key}"
         elif method == "tools/list" and not isinstance(item.get("inputSchema", {}), dict):
-            problem = "has an inputSchema that is not an object"
+            why = "has an inputSchema that is not an object"
         else:
             kept.append(item)
             continue
-        log.warning("%s: skipped a %s entry that %s: %s", label, method, problem,
-                    _json_text(item, None)[:120])
+        log.warning("%s: skipped a %s entry that %s: %s", label, method, why, _json_text(item, None)[:120])
     return kept
 
 
@@ -3836,8 +3829,7 @@ class Client:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        fast = exc_info[0] is not None and issubclass(exc_info[0], (asyncio.CancelledError, KeyboardInterrupt))
-        await self.close(fast=fast)
+        await self.close(fast=isinstance(exc_info[1], (asyncio.CancelledError, KeyboardInterrupt)))
 
     @property
     def key(self) -> str:
@@ -3917,11 +3909,10 @@ class Client:
     async def _on_request(self, message: JSON) -> JSON | None:
         """Requests from the server: legacy only (2026-07-28 servers must not send any)."""
         method = message.get("method")
-        if self.era == MODERN_VERSION:
-            log.warning("%s: dropped a %s request: 2026-07-28 servers must not send requests",
-                        self.name, method)
-            return None
-        return await self._answer(str(method), _object(message.get("params")))
+        if self.era != MODERN_VERSION:
+            return await self._answer(str(method), _object(message.get("params")))
+        log.warning("%s: dropped a %s request: 2026-07-28 servers must not send requests", self.name, method)
+        return None
 
     async def _answer(self, method: str, params: JSON) -> JSON:
         """What the server asked for (a legacy request or an MRTR input request). Elicitation:
