@@ -3789,12 +3789,11 @@ class Client:
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
         self.on_request, self.on_notification, self._trace = on_request, on_notification, trace
-        self.declared, self.client_info = capabilities, client_info
+        self.declared, self.client_info, self.reconnect = capabilities, client_info, reconnect
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
         self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
-        self.accept_defaults, self.reconnect = accept_defaults, reconnect
-        self.auth = _auth_for(self.server, auth)
+        self.accept_defaults, self.auth = accept_defaults, _auth_for(self.server, auth)
         self._era_cache = _CacheFile("eras.json") if era_cache else None
         self._store = _ListStore(self.server, self.auth) if list_cache else None
         self.from_cache: set[str] = set()
