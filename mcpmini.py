@@ -445,9 +445,8 @@ def _write_json(path: str, data: Any) -> None:
 
 
 class _CacheFile:
-    """A JSON object in the user cache folder: eras.json (spec: clients MAY persist the era, so a
-    silent legacy server costs the probe once) or lists.json; or in the state folder: tools.json.
-    Unreadable is empty: it can be rebuilt."""
+    """A JSON object in a user folder: eras.json (spec: clients MAY persist the era, so a silent legacy
+    server costs the probe once), lists.json, tools.json. Unreadable is empty: it can be rebuilt."""
 
     def __init__(self, name: str, folder: str = "cache") -> None:
         self.path = os.path.join(_user_dir(folder), name)
@@ -461,8 +460,7 @@ class _CacheFile:
             log.debug("%s is not used: %s", self.path, exc)
             return {}
 
-    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda value: True,
-            last: int = 0) -> None:
+    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda v: True, last: int = 0) -> None:
         """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds;
         ``last``: only the ``last`` most recently put entries (which an unchanged value renews)."""
         data = self.load()
