@@ -81,6 +81,7 @@ JSON = dict[str, Any]           # a JSON object, as wire data stays: plain dicts
 # Protocol
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+SPOKEN = f"{MODERN_VERSION} and {', '.join(LEGACY_VERSIONS)}"   # for error messages
 CLIENT_INFO = {"name": "mcpmini", "version": __version__}
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 INTERNAL_ERROR, HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION = -32603, -32020, -32021, -32022
@@ -436,11 +437,11 @@ def _write_json(path: str, data: Any) -> None:
 
 
 class _CacheFile:
-    """A JSON object in the user cache folder: eras.json (spec: clients MAY persist the era, so a
-    silent legacy server costs the probe once) or lists.json. Unreadable is empty: it can be rebuilt."""
+    """A JSON object in a user folder: eras.json (spec: clients MAY persist the era, so a silent legacy
+    server costs the probe once), lists.json, tools.json. Unreadable is empty: it can be rebuilt."""
 
-    def __init__(self, name: str) -> None:
-        self.path = os.path.join(_user_dir("cache"), name)
+    def __init__(self, name: str, folder: str = "cache") -> None:
+        self.path = os.path.join(_user_dir(folder), name)
 
     def load(self) -> JSON:
         try:
@@ -451,16 +452,17 @@ class _CacheFile:
             log.debug("%s is not used: %s", self.path, exc)
             return {}
 
-    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda value: True) -> None:
-        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds."""
+    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda v: True, last: int = 0) -> None:
+        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds;
+        ``last``: only the ``last`` most recently put entries (which an unchanged value renews)."""
         data = self.load()
-        if data.get(key) == value:
+        if data.get(key) == value and not last:
             return
         data = {k: v for k, v in data.items() if k != key and keep(v)}
         if value is not None:
             data[key] = value
         try:
-            _write_json(self.path, data)
+            _write_json(self.path, dict(list(data.items())[-last:]))
         except OSError as exc:
             log.debug("cannot write %s: %s", self.path, exc)
 
@@ -3075,7 +3077,6 @@ def _default_open_browser(url: str) -> None:
 #     auto:  server/discover ── supportedVersions / -32020..-32022 ──► 2026-07-28
 #                            ── any other error, {} or silence ──────► legacy: initialize
 #                                  └─ HTTP refuses initialize (4xx, not JSON-RPC) ─► HTTP+SSE
-#     (the answer is remembered per server in the user cache folder, and tried first)
 
 
 def _supported(exc: RemoteError) -> list[str]:
@@ -3095,31 +3096,31 @@ def _not_mcp_http(exc: BaseException) -> str:
 class _Era:
     """What the era decision found."""
 
-    era: str                  # MODERN_VERSION or "legacy"
     version: str              # the protocol version spoken
     server_info: JSON
     capabilities: JSON | None # None: unknown (no server/discover)
     instructions: str | None
     why: str                  # for people: which answers led here
     transport: str            # the transport that worked: "stdio", "http" or "sse"
+    era = property(lambda self: "legacy" if self.version in LEGACY_VERSIONS else MODERN_VERSION)
 
 
 class _Negotiation:
-    """Decides one server's era over sessions that ``open_session(kind)`` starts; ``run()``
+    """Decides ``server``'s era over sessions that ``open_session(kind)`` starts; ``run()``
     returns the :class:`_Era` and the session to keep. ``cached`` is an earlier run's answer
     ("sse", "legacy" or MODERN_VERSION), tried first in auto mode ("sse" also when legacy is pinned)."""
 
-    def __init__(self, open_session: Callable[[str], Awaitable[_Session]], *, kind: str,
-                 protocol: str, cached: str | None, capabilities: JSON, timeout: float,
-                 label: str, url: str | None = None, client_info: JSON | None = None) -> None:
-        self.open_session, self.kind, self.protocol, self.url = open_session, kind, protocol, url
-        self.client_info = client_info or CLIENT_INFO
+    def __init__(self, open_session: Callable[[str], Awaitable[_Session]], server: ServerConfig, *,
+                 protocol: str, cached: Any, capabilities: JSON, timeout: float,
+                 client_info: JSON | None) -> None:
+        self.open_session, self.protocol, self.timeout = open_session, protocol, timeout
+        self.kind, self.url, self.label = server.transport, server.url, server.name
         self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
-        self.capabilities, self.timeout, self.label = capabilities, timeout, label
-        self.meta = {META_VERSION: MODERN_VERSION, META_CAPABILITIES: capabilities,
-                     META_CLIENT_INFO: dict(self.client_info)}   # each 2026-07-28 request's _meta
+        info = dict(client_info or CLIENT_INFO)   # in every 2026-07-28 _meta, and in initialize
+        self.meta = {META_VERSION: MODERN_VERSION, META_CAPABILITIES: capabilities, META_CLIENT_INFO: info}
+        self.init = {"capabilities": capabilities, "clientInfo": info}
         self.session: _Session | None = None
-        self.opened = kind   # the kind of the current session
+        self.opened = self.kind   # the kind of self.session
 
     async def _open(self, kind: str) -> None:
         """A fresh session (the previous one, if any, is closed first)."""
@@ -3150,17 +3151,14 @@ class _Negotiation:
                 era = await self._probe()
         else:
             era = await self._probe()
-        assert self.session is not None
         log.info("%s: %s", self.label, era.why)
-        return era, self.session
+        return era, self.session  # type: ignore[return-value]
 
     # Auto: the probe ----------------------------------------------------------------------
 
     async def _probe(self) -> _Era:
         """server/discover first; its answer, an error or silence decides."""
-        session = self.session
-        assert session is not None
-        probe = asyncio.ensure_future(session.request(
+        probe = asyncio.ensure_future(self.session.request(
             "server/discover", {"_meta": self.meta}, timeout=self.timeout, cancellable=False))
         init: asyncio.Future | None = None
         try:
@@ -3177,11 +3175,10 @@ class _Negotiation:
                 if verdict == "closed":
                     return await self._legacy_restart("the server closed on server/discover")
                 return await self._legacy(f"{verdict}: legacy")
-            # No answer yet: fall back to initialize on the same process, but keep listening:
-            # a late DiscoverResult still means modern.
+            # No answer yet: initialize on the same process, but a late DiscoverResult still means modern.
             reason = f"server/discover got no answer within {PROBE_TIMEOUT:g} s"
-            init = asyncio.ensure_future(session.request(
-                "initialize", self._initialize_params(LEGACY_VERSIONS[0]), timeout=self.timeout,
+            init = asyncio.ensure_future(self.session.request(
+                "initialize", {"protocolVersion": LEGACY_VERSIONS[0], **self.init}, timeout=self.timeout,
                 cancellable=False))
             await asyncio.wait((probe, init), return_when=asyncio.FIRST_COMPLETED)
             if probe.done() and self._verdict(probe) == "modern":
@@ -3196,10 +3193,9 @@ class _Negotiation:
                 return await self._legacy_restart(f"{reason}; the server then closed ({exc})")
             return await self._finish_initialize(result, f"{reason}: legacy")
         finally:
-            for task in (probe, init):  # never cancelled on the wire: nothing precedes initialize
-                if task is not None:
-                    task.cancel()
-                    _quiet(task)
+            for task in filter(None, (probe, init)):  # not cancelled on the wire: nothing precedes initialize
+                task.cancel()
+                _quiet(task)
 
     def _verdict(self, probe: asyncio.Future) -> str | list[str]:
         """Modern evidence is only supportedVersions or -32020/-32021/-32022; the rest is legacy."""
@@ -3222,9 +3218,8 @@ class _Negotiation:
         raise exc
 
     async def _legacy(self, reason: str) -> _Era:
-        """initialize on the current session; a stdio server that closed is started again for
-        it, and an HTTP endpoint that answers as no MCP server would is tried as HTTP+SSE (the
-        rule for legacy servers, pinned or found)."""
+        """initialize on the current session (legacy, pinned or found): a stdio server that closed
+        is started again, an HTTP endpoint that answers as no MCP server would is tried as HTTP+SSE."""
         try:
             return await self.initialize(reason=reason)
         except ConnectionClosed as exc:
@@ -3250,8 +3245,7 @@ class _Negotiation:
         return await self.initialize(reason=f"{reason}: HTTP+SSE (2024-11-05)")
 
     async def _legacy_restart(self, reason: str) -> _Era:
-        """The probe upset the server (it died or refused initialize): start it again and
-        initialize directly."""
+        """The probe upset the server (it died or refused initialize): start it again, initialize."""
         log.info("%s: %s; restarting it for initialize", self.label, reason)
         await self._open(self.kind)
         return await self.initialize(reason=f"{reason}: restarted, legacy")
@@ -3259,21 +3253,17 @@ class _Negotiation:
     # 2026-07-28 ---------------------------------------------------------------------------
 
     async def _modern_fallback(self, supported: list[str], reason: str) -> _Era:
-        """-32022: retry discovery with a version the server listed, or go legacy if all of
-        its versions are legacy ones."""
+        """-32022: discover again with a version the server listed, or go legacy if all are legacy."""
         if MODERN_VERSION in supported or not supported:
             return await self._discover(reason)
-        legacy = [v for v in LEGACY_VERSIONS if v in supported]
-        if legacy:
+        if legacy := [v for v in LEGACY_VERSIONS if v in supported]:
             return await self.initialize(version=legacy[0], reason=f"{reason} with only legacy versions")
         raise ProtocolError(f"{self.label}: no protocol version in common: the server supports "
-                            f"{', '.join(supported)}; mcpmini speaks {MODERN_VERSION} and "
-                            f"{', '.join(LEGACY_VERSIONS)}")
+                            f"{', '.join(supported)}; mcpmini speaks {SPOKEN}")
 
     async def _discover(self, reason: str = "modern era pinned") -> _Era:
         """server/discover once the modern era is settled (pinned, remembered, or signalled by
         -32022), retrying a -32022 with a listed version."""
-        assert self.session is not None
         for attempt in range(MAX_VERSION_RETRIES + 1):
             try:
                 result = await self.session.request("server/discover", {"_meta": self.meta},
@@ -3284,9 +3274,7 @@ class _Negotiation:
                     if supported and MODERN_VERSION not in supported:
                         return await self._modern_fallback(supported, reason + "; -32022")
                     continue
-                if exc.code in (METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST):
-                    # The era is settled: a server without server/discover can still be used
-                    # (its capabilities unknown).
+                if exc.code in (METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST):  # capabilities unknown
                     log.info("%s: server/discover answered %s; continuing in the pinned era",
                              self.label, exc.code)
                     return dataclasses.replace(self._settled({}, f"{reason}; no server/discover"),
@@ -3308,44 +3296,34 @@ class _Negotiation:
         """The record of a DiscoverResult or an InitializeResult."""
         info = _object(result.get("_meta")).get(META_SERVER_INFO) or result.get("serverInfo")
         text = result.get("instructions")
-        return _Era("legacy" if version in LEGACY_VERSIONS else MODERN_VERSION, version, _object(info),
-                    _object(result.get("capabilities")), text if isinstance(text, str) else None,
-                    why, self.opened)
+        return _Era(version, _object(info), _object(result.get("capabilities")),
+                    text if isinstance(text, str) else None, why, self.opened)
 
     # Legacy -------------------------------------------------------------------------------
-
-    def _initialize_params(self, version: str) -> JSON:
-        return {"protocolVersion": version, "capabilities": self.capabilities,
-                "clientInfo": dict(self.client_info)}
 
     async def initialize(self, *, version: str = LEGACY_VERSIONS[0], reason: str) -> _Era:
         """The legacy handshake on the current session: initialize (never cancelled), check the
         version, initialized. Also what a Client calls when an HTTP session expires."""
-        assert self.session is not None
         for _ in range(MAX_VERSION_RETRIES + 1):
             try:
-                result = await self.session.request(
-                    "initialize", self._initialize_params(version), timeout=self.timeout,
-                    cancellable=False)
+                result = await self.session.request("initialize", {"protocolVersion": version, **self.init},
+                                                    timeout=self.timeout, cancellable=False)
             except RemoteError as exc:
                 supported = [v for v in LEGACY_VERSIONS if v in _supported(exc) and v != version]
                 if exc.code == INVALID_PARAMS and supported:  # the 2025-11-25 example's refusal
                     version = supported[0]
                     continue
-                if exc.code == UNSUPPORTED_VERSION and _supported(exc):
-                    return await self._modern_fallback(_supported(exc), reason + "; initialize answered -32022")
+                if exc.code == UNSUPPORTED_VERSION and (listed := _supported(exc)):
+                    return await self._modern_fallback(listed, f"{reason}; initialize answered -32022")
                 raise
             return await self._finish_initialize(result, reason)
         raise ProtocolError(f"{self.label}: initialize kept refusing protocol versions")
 
     async def _finish_initialize(self, result: JSON, reason: str) -> _Era:
-        assert self.session is not None
         version = result.get("protocolVersion")
         if version not in LEGACY_VERSIONS:
-            raise ProtocolError(
-                f"{self.label}: the server answered initialize with protocol version {version!r}, "
-                f"which mcpmini does not speak (it speaks {MODERN_VERSION} and "
-                f"{', '.join(LEGACY_VERSIONS)})")
+            raise ProtocolError(f"{self.label}: the server answered initialize with protocol version "
+                                f"{version!r}, which mcpmini does not speak (it speaks {SPOKEN})")
         await self.session.notify("notifications/initialized")
         return self._settled(result, f"{reason}, initialize {version}", version)
 
@@ -3361,8 +3339,8 @@ def _maybe_ran(why: str, method: str) -> str:
 def _checked_result(method: str, result: JSON, label: str) -> JSON:
     """A tools/call, resources/read or prompts/get result, checked where it enters: a shape
     that cannot be used fails the request with a ProtocolError naming the field."""
-    field, kind = {"tools/call": ("content", "content block"), "resources/read": ("contents", "contents entry"),
-                   "prompts/get": ("messages", "message")}[method]
+    field, kind = {"tools/call": ("content", "content block"), "prompts/get": ("messages", "message"),
+                   "resources/read": ("contents", "contents entry")}[method]
     items = result.get(field, [])
     problem = "" if isinstance(items, list) else f"its {field} is not a list"
     for i, item in enumerate(items if not problem else []):
@@ -3384,29 +3362,27 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
     kept = []
     for item in items:
         if not isinstance(item, dict):
-            problem = "is not an object"
+            why = "is not an object"
         elif not isinstance(item.get(key), str) or not item[key]:
-            problem = f"has no {key}"
+            why = f"has no {key}"
         elif method == "tools/list" and not isinstance(item.get("inputSchema", {}), dict):
-            problem = "has an inputSchema that is not an object"
+            why = "has an inputSchema that is not an object"
         else:
             kept.append(item)
             continue
-        log.warning("%s: skipped a %s entry that %s: %s", label, method, problem,
-                    _json_text(item, None)[:120])
+        log.warning("%s: skipped a %s entry that %s: %s", label, method, why, _json_text(item, None)[:120])
     return kept
 
 
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
                      modern: bool, label: str, strict: bool = False) -> tuple[list[JSON], float]:
     """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
-    ``ttlMs`` of its pages in the 2026-07-28 era, until list_changed in the legacy one.
-    ``strict`` (for ``check``): every entry as sent, and a cursor that comes back (a list
-    that would never end) is a ProtocolError."""
+    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``strict`` (``check``):
+    every entry as sent, and a cursor that comes back (a list that never ends) is a ProtocolError."""
     items: list[JSON] = []
     cursor: str | None = None
     seen: set[str] = set()
-    ttl = None if modern else float("inf")
+    ttl = float("inf")   # legacy: until list_changed
     for page in range(1, MAX_PAGES + 1):
         result = await request(method, {"cursor": cursor} if cursor is not None else None)
         page_items = result.get(key, [])
@@ -3416,8 +3392,7 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
         items.extend(page_items if strict else _usable(method, page_items, label))
         if modern:
             ms = result.get("ttlMs")
-            page_ttl = ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0
-            ttl = page_ttl if ttl is None else min(ttl, page_ttl)
+            ttl = min(ttl, ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0)
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
             break
@@ -3427,29 +3402,18 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
     else:
         log.warning("%s: %s still had more pages after %d; keeping the %d items fetched",
                     label, method, MAX_PAGES, len(items))
-    return items, ttl or 0.0
+    return items, ttl
 
 
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
-    """What changed in a server's tools since it was last listed by a command (a digest per
-    tool, kept in the user state folder), in words; None when nothing did or the server is
-    new. A tool whose description or schema changes can turn a trusted server hostile."""
-    path = os.path.join(_user_dir("state"), "tools.json")
+    """What changed in a server's tools since a command last listed them, in words (None: nothing,
+    or a new server). A tool whose description or schema changes can turn a trusted server hostile."""
     digests = {t["name"]: hashlib.sha256(_dumps([t.get(k) for k in (
         "title", "description", "inputSchema", "outputSchema", "annotations")])).hexdigest()[:16]
         for t in tools}
-    try:
-        _check_private(path, "tool-list digest file")
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        data = data if isinstance(data, dict) else {}
-    except (OSError, ValueError, ConfigError) as exc:
-        log.debug("the tool-list digests %s are not used: %s", path, exc)
-        data = {}
-    old = data.pop(client.key, None)
-    data[client.key] = digests   # last used last: the oldest servers are forgotten first
-    with contextlib.suppress(OSError):
-        _write_json(path, dict(list(data.items())[-MAX_REMEMBERED_SERVERS:]))
+    file = _CacheFile("tools.json", "state")
+    old = file.load().get(client.key)
+    file.put(client.key, digests, last=MAX_REMEMBERED_SERVERS)
     if not isinstance(old, dict) or old == digests:
         return None
     parts = [f"{what} {', '.join(_visible(n, one_line=True) for n in names)}" for what, names in (
@@ -3460,13 +3424,11 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
 
 class _ListStore:
     """The persistent list cache (lists.json): each server's last tools/list, for typing the
-    arguments of ``call`` and for shell completion (``tools``, ``ask``, ``check`` list afresh).
-    Fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no
-    secret reaches the file) of the OAuth token in use, so that no list is shared across
-    tokens (digest §caching: ``cacheScope: private``; public ones are not either, simpler),
-    and of the URL and headers, or of the command line, folder, environment and the
-    modification times of the program (found on PATH) and of its first argument that is a
-    file (the script of ``python3 server.py``): an edited server has a new key."""
+    arguments of ``call`` and shell completion; fresh for its ttlMs (2026-07-28) or
+    LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no secret reaches the file) of the OAuth token
+    in use (digest §caching: no list is shared across tokens) and of the URL and headers, or of
+    the command line, folder, environment and the mtimes of the program (on PATH) and of its
+    first file argument (the script of ``python3 server.py``): an edited server has a new key."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
         self.server, self.auth, self.file = server, auth, _CacheFile("lists.json")
@@ -3503,8 +3465,7 @@ class _ListStore:
 
 
 def _cached_tool_names(server: ServerConfig) -> list[str]:
-    """The tool names in the persistent list cache for ``server`` (shell completion: it never
-    starts a server); [] when there are none, or they are older than LIST_CACHE_KEEP."""
+    """Cached tool names up to LIST_CACHE_KEEP old, for shell completion (it never starts a server)."""
     try:
         config = server.expanded()
         tools = _ListStore(config, _auth_for(config, None)).get("tools/list", stale_ok=True)
@@ -3519,51 +3480,59 @@ class Client:
     ``server`` is a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
     HTTP, with the HTTP+SSE fallback), or a :class:`ServerConfig`. ``protocol`` pins the era:
     ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
-    request and the connection itself. Callbacks: ``on_progress(params)``, ``on_log(params)``,
-    ``on_elicit(params) -> ElicitResult`` (sync or async); ``accept_defaults`` answers form
-    elicitations from the schema's defaults. ``list_cache`` False: the persistent list cache
-    (see _ListStore) is neither read nor written. ``reconnect`` reconnects once and retries once
-    when the connection is lost during a call (never after a timeout or a cancellation).
-    ``on_request(method, params)`` (sync or async) answers what the server asks of the client
-    (legacy requests, 2026-07-28 input requests), raising RemoteError to refuse — by default:
-    ping, and elicitation as above; ``on_notification(method, params)`` sees every notification.
-    ``capabilities`` and ``client_info`` replace what is declared (a bridge declares its client's).
-    ``auth`` (HTTP only): OAuth settings as a dict of ``_OAuth`` keywords (``client_id``,
-    ``client_secret``, ``client_metadata_url``, ``scope``, ``interactive``, ``open_browser``, ...),
-    an ``_OAuth`` object, or False for none. By default stored tokens are used and refreshed,
-    and a needed login is an AuthError naming ``mcpmini login`` (no browser is ever opened
-    unless ``interactive`` is set). A static Authorization header turns OAuth off.
-    After ``connect``: ``era``, ``era_reason``, ``protocol_version``, ``server_info``,
-    ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or "sse"); and
-    ``from_cache``, the list methods whose last answer came from the persistent cache.
-    """
+    request and the connection itself. Callbacks (sync or async): ``on_progress(params)``,
+    ``on_log(params)``, ``on_elicit(params) -> ElicitResult``; ``accept_defaults`` answers form
+    elicitations from the schema's defaults; ``on_request(method, params)`` answers what the
+    server asks (legacy requests, 2026-07-28 input requests; raise RemoteError to refuse), by
+    default ping and elicitation as above; ``on_notification(method, params)`` sees every
+    notification. ``capabilities`` and ``client_info`` replace what is declared (a bridge
+    declares its client's). ``list_cache`` False: the persistent list cache is neither read nor
+    written. ``reconnect``: when the connection is lost during a call, reconnect once (never after
+    a timeout or a cancellation). ``auth`` (HTTP only): a dict of ``_OAuth`` keywords
+    (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an ``_OAuth``, or False.
+    By default stored tokens are used and refreshed, a needed login is an AuthError naming
+    ``mcpmini login`` (a browser opens only with ``interactive``); a static Authorization header
+    turns OAuth off. After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
+    ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
+    "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
-                 cwd: str | None = None, headers: dict[str, str] | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, protocol: str = "auto",
-                 inherit_env: bool = False,
-                 on_progress: Callable[[JSON], Any] | None = None,
-                 on_log: Callable[[JSON], Any] | None = None,
-                 on_elicit: Callable[[JSON], Any] | None = None,
-                 accept_defaults: bool = False, reconnect: bool = False,
-                 name: str | None = None, era_cache: bool = True, list_cache: bool = True,
-                 trace: Callable[[str, str, Any], None] | None = None, auth: Any = None,
-                 on_request: Callable[[str, JSON], Any] | None = None,
-                 on_notification: Callable[[str, JSON], Any] | None = None,
-                 capabilities: JSON | None = None, client_info: JSON | None = None) -> None:
-        self.server = _server_config(server, name=name, env=env, cwd=cwd, headers=headers,
-                                     timeout=timeout, protocol=protocol, inherit_env=inherit_env)
-        self.on_request, self.on_notification = on_request, on_notification
-        self.declared, self.client_info = capabilities, client_info
+                 cwd: str | None = None, headers: dict[str, str] | None = None, protocol: str = "auto",
+                 timeout: float = DEFAULT_TIMEOUT, inherit_env: bool = False, name: str | None = None,
+                 on_progress: Callable[[JSON], Any] | None = None, accept_defaults: bool = False,
+                 on_log: Callable[[JSON], Any] | None = None, reconnect: bool = False, era_cache: bool = True,
+                 on_elicit: Callable[[JSON], Any] | None = None, list_cache: bool = True, auth: Any = None,
+                 trace: Callable[[str, str, Any], None] | None = None, capabilities: JSON | None = None,
+                 on_request: Callable[[str, JSON], Any] | None = None, client_info: JSON | None = None,
+                 on_notification: Callable[[str, JSON], Any] | None = None) -> None:
+        if protocol not in ("auto", MODERN_VERSION, "legacy"):
+            raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
+        if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
+            config = server.expanded()
+        elif isinstance(server, str):
+            if not re.match(r"(?i)https?://", server):
+                raise ValueError(f"server {server!r} is neither a URL nor a command list; "
+                                 f"for a command line use shlex.split({server!r})")
+            config = ServerConfig(name=_safe_url(server), url=server)
+        elif isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
+            config = ServerConfig(name=" ".join(os.path.basename(a) for a in server[:2]),
+                                  command=server[0], args=list(server[1:]))
+        else:
+            raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
+        self.server = dataclasses.replace(  # keywords add to it; timeout and protocol where it sets none
+            config, name=name or config.name, cwd=cwd or config.cwd,
+            timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
+            protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
+            env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
+        self.on_request, self.on_notification, self._trace = on_request, on_notification, trace
+        self.declared, self.client_info, self.reconnect = capabilities, client_info, reconnect
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
         self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
-        self.accept_defaults, self.reconnect = accept_defaults, reconnect
-        self.auth = _auth_for(self.server, auth)
+        self.accept_defaults, self.auth = accept_defaults, _auth_for(self.server, auth)
         self._era_cache = _CacheFile("eras.json") if era_cache else None
         self._store = _ListStore(self.server, self.auth) if list_cache else None
         self.from_cache: set[str] = set()
-        self._trace = trace
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
         self._era: _Era | None = None
@@ -3595,13 +3564,11 @@ class Client:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        fast = exc_info[0] is not None and issubclass(exc_info[0], (asyncio.CancelledError, KeyboardInterrupt))
-        await self.close(fast=fast)
+        await self.close(fast=isinstance(exc_info[1], (asyncio.CancelledError, KeyboardInterrupt)))
 
     @property
     def key(self) -> str:
-        """A stable identity of the server (its URL, or its command and folder): what the era
-        cache and the tool-list digests are kept under."""
+        """The server's stable identity (URL, or command and folder): the era and tool digest key."""
         if self.server.url:
             return f"url {self.server.url}"
         argv = [self.server.command or "", *self.server.args]
@@ -3618,7 +3585,6 @@ class Client:
     async def _open_session(self, kind: str) -> _Session:
         """A session over a new transport of ``kind`` (the era decision's way to connect)."""
         server = self.server
-        transport: _Transport
         if kind == "stdio":
             transport = _StdioTransport([server.command or "", *server.args], env=server.env,
                                         cwd=server.cwd, inherit_env=server.inherit_env, label=self.name)
@@ -3637,20 +3603,17 @@ class Client:
         self._lists.clear()
         key = self.key
         cached = self._era_cache.load().get(key) if self._era_cache else None
-        cached = cached if isinstance(cached, str) else None
         self._negotiation = _Negotiation(
-            self._open_session, kind=self.server.transport, protocol=self.protocol, cached=cached,
-            capabilities=self._capabilities(), timeout=self.timeout, label=self.name,
-            url=self.server.url, client_info=self.client_info)
+            self._open_session, self.server, protocol=self.protocol, cached=cached, timeout=self.timeout,
+            capabilities=self._capabilities(), client_info=self.client_info)
         try:
             self._era, self._session = await asyncio.wait_for(self._negotiation.run(), self.timeout)
-        except asyncio.TimeoutError:
+        except BaseException as exc:
             await self.close(fast=True)
-            raise RequestTimeout("connecting", self.timeout,
-                                 f" (starting {self.name} and settling the protocol era)") from None
-        except BaseException:
-            await self.close(fast=True)
-            if cached and self._era_cache:
+            if isinstance(exc, asyncio.TimeoutError):
+                raise RequestTimeout("connecting", self.timeout,
+                                     f" (starting {self.name} and settling the protocol era)") from None
+            if cached:   # it failed: probe next time
                 self._era_cache.put(key, None)
             raise
         if self._era_cache:   # what a pinned run learned helps an auto run too
@@ -3681,11 +3644,10 @@ class Client:
     async def _on_request(self, message: JSON) -> JSON | None:
         """Requests from the server: legacy only (2026-07-28 servers must not send any)."""
         method = message.get("method")
-        if self.era == MODERN_VERSION:
-            log.warning("%s: dropped a %s request: 2026-07-28 servers must not send requests",
-                        self.name, method)
-            return None
-        return await self._answer(str(method), _object(message.get("params")))
+        if self.era != MODERN_VERSION:
+            return await self._answer(str(method), _object(message.get("params")))
+        log.warning("%s: dropped a %s request: 2026-07-28 servers must not send requests", self.name, method)
+        return None
 
     async def _answer(self, method: str, params: JSON) -> JSON:
         """What the server asked for (a legacy request or an MRTR input request). Elicitation:
@@ -3713,19 +3675,16 @@ class Client:
 
     # Requests -----------------------------------------------------------------------------
 
-    async def request(self, method: str, params: JSON | None = None, *,
-                      timeout: float | None = None, complete: bool = False) -> JSON:
-        """Send any request and return its raw result (``_meta`` added in the modern era; keys
-        of the caller's own ``_meta`` win). ``complete``: for tools/call, prompts/get and
-        resources/read, answer ``input_required`` rounds (MRTR) as the named methods do."""
+    async def request(self, method: str, params: JSON | None = None, *, timeout: float | None = None,
+                      complete: bool = False, progress: bool = False) -> JSON:
+        """Send any request and return its raw result (``_meta`` added in the modern era; keys of
+        the caller's own ``_meta`` win), sent again where the spec says so: a 2026-07-28 reply
+        stream that broke, an expired legacy HTTP session, -32022 (another version) and -32020
+        (stale headers). ``complete``: for tools/call, prompts/get and resources/read, answer
+        ``input_required`` rounds (MRTR) as the named methods do. ``progress``: the request id
+        is its progress token (``on_progress`` sees its notifications)."""
         if complete and method in INPUT_METHODS:
             return await self._call(method, params or {}, timeout)
-        return await self._request(method, params, timeout=timeout)
-
-    async def _request(self, method: str, params: JSON | None, *, timeout: float | None = None,
-                       progress: bool = False) -> JSON:
-        """One request, re-sent where the spec says so: a 2026-07-28 reply stream that broke,
-        an expired legacy HTTP session, -32022 (another version) and -32020 (stale headers)."""
         if self._session is None or self._negotiation is None:
             raise ConnectionClosed(f"{self.name}: not connected (use 'async with Client(...)')")
         limit = self.timeout if timeout is None else float(timeout)
@@ -3754,8 +3713,7 @@ class Client:
             except RemoteError as exc:
                 if self.era != MODERN_VERSION or attempt == MAX_VERSION_RETRIES:
                     raise
-                if exc.code == UNSUPPORTED_VERSION and _supported(exc):
-                    supported = _supported(exc)
+                if exc.code == UNSUPPORTED_VERSION and (supported := _supported(exc)):
                     if MODERN_VERSION not in supported:
                         raise ProtocolError(f"{self.name}: the server no longer supports "
                                             f"{MODERN_VERSION} (it lists {', '.join(supported)})") from exc
@@ -3765,10 +3723,9 @@ class Client:
                     continue
                 raise
             break
-        if self.era == MODERN_VERSION:
-            kind = result.get("resultType", "complete")
-            if kind not in ("complete", "input_required"):
-                raise ProtocolError(f"{method}: unknown resultType {kind!r}")
+        kind = result.get("resultType", "complete")
+        if self.era == MODERN_VERSION and kind not in ("complete", "input_required"):
+            raise ProtocolError(f"{method}: unknown resultType {kind!r}")
         if method == "tools/list" and isinstance(result.get("tools"), list):
             if self.era == MODERN_VERSION and self.transport == "http":   # spec MUST
                 result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._dropped)}
@@ -3780,10 +3737,9 @@ class Client:
                               if isinstance(t, dict) and isinstance(t.get("name"), str)})
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
-        """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with
-        ``reconnect`` a lost connection started again once (spec: a client SHOULD restart a
-        stdio server that exits), shared by every caller that failed on it; the request is
-        sent again only when that cannot run it twice."""
+        """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with ``reconnect``
+        a lost connection started again once (spec: a client SHOULD restart a stdio server that
+        exits), shared by every caller that failed on it; resent only if that cannot run it twice."""
         session = self._session
         try:
             return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
@@ -3811,18 +3767,16 @@ class Client:
         # the request id is the progress token, unless the caller brought its own (a bridge)
         progress = "progressToken" not in _object(params.get("_meta"))
         for _ in range(MAX_INPUT_ROUNDS + 1):
-            result = await self._request(method, attempt_params, timeout=timeout, progress=progress)
+            result = await self.request(method, attempt_params, timeout=timeout, progress=progress)
             if self.era != MODERN_VERSION or result.get("resultType", "complete") != "input_required":
                 return result
             attempt_params = dict(params)
-            requests = result.get("inputRequests")
-            if isinstance(requests, dict) and requests:
+            if requests := _object(result.get("inputRequests")):
                 attempt_params["inputResponses"] = {
                     key: await self._input_response(req) for key, req in requests.items()}
             if "requestState" in result:
                 attempt_params["requestState"] = result["requestState"]
-        raise ProtocolError(f"{method}: the server kept asking for input after "
-                            f"{MAX_INPUT_ROUNDS} rounds")
+        raise ProtocolError(f"{method}: the server kept asking for input after {MAX_INPUT_ROUNDS} rounds")
 
     async def _input_response(self, request: Any) -> JSON:
         method = request.get("method") if isinstance(request, dict) else None
@@ -3844,10 +3798,10 @@ class Client:
         if stored and store and (cached := store.get(method)) is not None:
             self.from_cache.add(method)
             items = _usable(method, cached, self.name)
-            self._keep_schemas(items)   # _request did not see them
+            self._keep_schemas(items)   # request did not see them
             return items
         modern = self.era == MODERN_VERSION
-        items, ttl = await _all_pages(self._request, method, key, modern, self.name)
+        items, ttl = await _all_pages(self.request, method, key, modern, self.name)
         if ttl > 0:
             self._lists[method] = (time.monotonic() + ttl, items)
         if store:
@@ -3911,7 +3865,7 @@ def result_text(result: JSON) -> str:
         elif kind == "resource_link":
             parts.append(f"[resource: {block.get('uri', '')}]")
         elif kind == "resource":
-            res = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+            res = _object(block.get("resource"))
             parts.append(f"[resource: {res.get('uri', '')}]")
             if isinstance(res.get("text"), str):
                 parts.append(res["text"])
@@ -3948,9 +3902,7 @@ class ServerConfig:
     env_file: str | None = None                  # "envFile" (VS Code, Cursor): env below "env"
     inputs: dict[str, JSON] = dataclasses.field(default_factory=dict)  # VS Code's, by id (+"value")
 
-    @property
-    def transport(self) -> str:
-        return "sse" if self.type == "sse" else ("http" if self.url else "stdio")
+    transport = property(lambda self: "sse" if self.type == "sse" else ("http" if self.url else "stdio"))
 
     def expanded(self) -> ServerConfig:
         """A copy with ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``, ``$$``, CONFIG_PATHS
@@ -3989,38 +3941,9 @@ class ServerConfig:
                                   and not n.startswith("input:")))
 
 
-def _server_config(server: Any, *, name: str | None, env: dict[str, str] | None, cwd: str | None,
-                   headers: dict[str, str] | None, timeout: float, protocol: str,
-                   inherit_env: bool) -> ServerConfig:
-    """What a Client connects to, with every ``${VAR}`` expanded: a ServerConfig (the keywords
-    add to it; ``timeout`` and ``protocol`` apply where it sets none), an http(s) URL, or a
-    command as a list (taken literally)."""
-    if protocol not in ("auto", MODERN_VERSION, "legacy"):
-        raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
-    if isinstance(server, ServerConfig):
-        config = server.expanded()
-        return dataclasses.replace(
-            config, name=name or config.name, cwd=cwd or config.cwd,
-            timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
-            protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
-            env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
-    if isinstance(server, str):
-        if not re.match(r"(?i)https?://", server):
-            raise ValueError(f"server {server!r} is neither a URL nor a command list; "
-                             f"for a command line use shlex.split({server!r})")
-        return ServerConfig(name=name or _safe_url(server), url=server, headers=dict(headers or {}),
-                            timeout=timeout, protocol=protocol)
-    if isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
-        return ServerConfig(name=name or " ".join(os.path.basename(a) for a in server[:2]),
-                            command=server[0], args=list(server[1:]), env=dict(env or {}), cwd=cwd,
-                            timeout=timeout, protocol=protocol, inherit_env=inherit_env)
-    raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
-
-
 def _expand(value: Any, server: ServerConfig, folder: str, secret: bool) -> Any:
-    """``value`` with its ``${...}`` substituted (anything but a string as it is). What comes
-    out counts as a secret: a ``secret`` value whole, else each value substituted from the
-    environment (or typed for an input)."""
+    """``value`` with its ``${...}`` substituted (a non-string as it is). A ``secret`` value counts
+    as a secret whole, any other the parts substituted from the environment (or typed for an input)."""
     if not isinstance(value, str):   # None, or an "oauth" setting that is no string
         return value
     paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"),
@@ -4080,16 +4003,14 @@ def _approvals() -> list[JSON]:
     _check_private(_trust_path(), "trust store")
     try:
         with open(_trust_path(), encoding="utf-8") as f:
-            records = json.load(f)
+            return [r for r in _listed(json.load(f)) if isinstance(r, dict)]
     except (OSError, ValueError):
         return []
-    return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
 
 
 def _is_trusted(path: str, digest: str) -> bool:
-    """A project file is trusted when its path, real path and bytes (``digest``: the SHA-256 of
-    exactly the bytes that were parsed) were approved together: an edited file, a copy
-    elsewhere or a symlink to an approved file are not."""
+    """A project file is trusted when its path, real path and ``digest`` (the SHA-256 of exactly the
+    bytes parsed) were approved together: not an edited file, a copy, or a symlink to an approved one."""
     found, real = os.path.abspath(path), os.path.realpath(path)
     return any(r.get("path") == found and r.get("realpath") == real and r.get("sha256") == digest
                for r in _approvals())
@@ -4171,12 +4092,10 @@ def _jsonc(text: str) -> Any:
 
 
 def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
-    """Read one file once: its servers, and the SHA-256 of the very bytes parsed (what the
-    trust gate compares); ConfigError on any problem. Every common dialect, told apart by
-    shape: ``mcpServers`` (Claude Code and Desktop, Cursor, Windsurf), VS Code's ``servers``
-    and ``inputs`` (JSON with comments), Codex's TOML ``[mcp_servers.NAME]``, ~/.claude.json
-    (``mcpServers`` and those of the ``projects`` entry of this folder or the nearest one
-    above). Disabled entries are skipped."""
+    """One file's servers, and the SHA-256 of the very bytes parsed (what the trust gate compares);
+    ConfigError on any problem. Dialects, told apart by shape: ``mcpServers`` (Claude, Cursor,
+    Windsurf; in ~/.claude.json also those of the ``projects`` entry of this folder or the nearest
+    above), VS Code's ``servers`` and ``inputs`` (JSONC), Codex's TOML ``[mcp_servers.NAME]``."""
     raw = _read_capped(path, "config file")
     toml = path.lower().endswith(".toml") or re.search(rb"(?m)^\s*\[mcp_servers[.\]]", raw)
     if toml:
@@ -4187,10 +4106,9 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
                               "later (for tomllib)") from None
     try:
         text = raw.decode("utf-8-sig")
-        data = tomllib.loads(text) if toml else _jsonc(text)
+        data = _object(tomllib.loads(text) if toml else _jsonc(text))
     except (ValueError, RecursionError) as exc:
         raise ConfigError(f"{path}: not a readable {'TOML' if toml else 'JSON'} file: {exc}") from None
-    data = _object(data)
     servers = data.get("mcpServers", data.get("servers", data.get("mcp_servers")))
     if isinstance(data.get("projects"), dict):   # ~/.claude.json: the project's entries win
         here, servers = os.getcwd() + os.sep, dict(_object(servers))
@@ -4200,8 +4118,7 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
     if not isinstance(servers, dict):
         raise ConfigError(f"{path}: expected an object with \"mcpServers\" (or VS Code's "
                           "\"servers\", or Codex's [mcp_servers.NAME] tables)")
-    inputs = data.get("inputs") if isinstance(data.get("inputs"), list) else []
-    inputs = {i["id"]: i for i in inputs if isinstance(i, dict) and isinstance(i.get("id"), str)}
+    inputs = {i["id"]: i for i in _listed(data.get("inputs")) if isinstance(_object(i).get("id"), str)}
     out = {}
     for name, entry in servers.items():
         if isinstance(entry, dict) and (entry.get("disabled") is True or entry.get("enabled") is False):
@@ -4235,8 +4152,7 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
     if not isinstance(entry, dict):
         raise ConfigError(f"{where}: expected an object")
     entry = _common_keys(entry)
-    unknown = sorted(set(entry) - ENTRY_KEYS)
-    if unknown:
+    if unknown := sorted(set(entry) - ENTRY_KEYS):
         log.info("%s: ignored the unknown key(s) %s", where, ", ".join(unknown))
 
     def get(key: str, kind: type, default: Any = None) -> Any:
@@ -4271,8 +4187,7 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
     if oauth is not None and not isinstance(oauth, (bool, dict)):
         raise ConfigError(f"{where}: \"oauth\" must be an object or false")
     if isinstance(oauth, dict):
-        unknown = set(oauth) - set(OAUTH_KEYS)
-        if unknown:
+        if unknown := set(oauth) - set(OAUTH_KEYS):
             raise ConfigError(f"{where}: unknown \"oauth\" key {sorted(unknown)[0]!r} "
                               f"(known: {', '.join(OAUTH_KEYS)})")
         if isinstance(oauth.get("clientSecret"), str) and "${" not in oauth["clientSecret"]:
@@ -4281,25 +4196,22 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
     cwd = get("cwd", str)
     if cwd and "${" not in cwd and not os.path.isabs(cwd):  # relative to the config file
         cwd = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), cwd))
-    return ServerConfig(name=name, command=command if not url else None, args=list(args),
-                        env=dict(env), cwd=cwd, url=url, headers=dict(headers),
-                        type=kind, timeout=float(timeout) if timeout else None, protocol=protocol,
-                        inherit_env=bool(get("inheritEnv", bool, False)), source=path, oauth=oauth,
-                        env_file=get("envFile", str), inputs=dict(inputs))
+    return ServerConfig(name=name, command=command if not url else None, args=list(args), env=env, cwd=cwd,
+                        url=url, headers=headers, type=kind, timeout=float(timeout) if timeout else None,
+                        protocol=protocol, inherit_env=get("inheritEnv", bool, False), source=path,
+                        oauth=oauth, env_file=get("envFile", str), inputs=dict(inputs))
 
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
                 discover: bool = True) -> dict[str, ServerConfig]:
     """Configured servers by name, lowest to highest precedence: the user's file, the
     project's ``.mcp.json`` and ``mcp.json`` (trusted only once approved with ``trust``),
-    ``$MCPMINI_CONFIG``, then ``files`` in order. A later entry replaces an earlier one whole.
-    Entries of unapproved project files come back with ``trusted=False`` and never shadow a
-    trusted entry. A broken discovered file is skipped with a warning; a broken explicit one
-    is a ConfigError."""
+    ``$MCPMINI_CONFIG``, then ``files`` in order; a later entry replaces an earlier one whole.
+    Entries of unapproved project files come back with ``trusted=False`` and never shadow a trusted
+    entry. A broken discovered file is skipped with a warning; a broken explicit one is a ConfigError."""
     paths = _config_paths(files, cwd)
     explicit = {os.path.realpath(p) for p, origin in paths if origin == "explicit"}
-    trusted: dict[str, ServerConfig] = {}
-    untrusted: dict[str, ServerConfig] = {}
+    trusted, untrusted = {}, {}   # name -> ServerConfig, by whether its file is trusted
     seen: set[str] = set()   # a file named twice is read once: where it first comes
     for path, origin in paths:
         if origin != "explicit" and not (discover and os.path.isfile(path)):

@@ -154,3 +154,11 @@ def test_the_credential_is_a_hash_of_the_stored_token():
     first = auth.token_id()
     data["tokens"][f"https://as.example {auth.server_url}"]["access_token"] = "secret-token-2"
     assert first and auth.token_id() != first and "secret" not in first
+
+
+def test_the_tool_list_digests_keep_only_the_most_recently_listed_servers(tmp_path):
+    digests = mcpmini._CacheFile("tools.json", "state")
+    for key in ("a", "b", "a", "c"):   # "a" listed again, unchanged: it is renewed, "b" goes
+        digests.put(key, {"t": "1"}, last=2)
+    stored = json.loads((tmp_path / "xdg-state" / "mcpmini" / "tools.json").read_text())
+    assert list(stored) == ["a", "c"]

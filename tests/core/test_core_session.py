@@ -183,6 +183,21 @@ def test_progress_token_sent_and_on_progress_called(fake, mode):
         [(token, i, 3, f"step {i}") for i in (1, 2, 3)]
 
 
+def test_a_raw_request_asks_for_progress_only_when_told(fake):
+    f = fake("legacy")
+    seen: list[dict] = []
+
+    async def main():
+        async with f.client(on_progress=seen.append) as c:
+            await c.request("tools/call", {"name": "progress", "arguments": {"steps": 1}})
+            await c.request("tools/call", {"name": "progress", "arguments": {"steps": 2}}, progress=True)
+
+    run(main())
+    first, second = f.requests("tools/call")
+    assert "progressToken" not in (first["params"].get("_meta") or {})
+    assert [p["progressToken"] for p in seen] == [second["params"]["_meta"]["progressToken"]] * 2
+
+
 def test_progress_extends_the_timeout(fake):
     """Each notification pushes the soft deadline back (a hard maximum still holds)."""
     f = fake("modern")
