@@ -59,7 +59,7 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Any, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 __all__ = [
@@ -5956,8 +5956,6 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
 
 
 # -- CLI --------------------------------------------------------------------------------------
-# main() turns every MCPError into one line on stderr and the exit code of its kind.
-
 
 def _isatty(stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
@@ -5972,10 +5970,9 @@ def _columns(stream: Any) -> int:
 
 
 class _Output(logging.Handler):
-    """Where the CLI writes: results on stdout; diagnostics (log records too) on stderr and, on a
-    terminal, one self-erasing status line (what is awaited, how long, the latest progress) and
-    ask's tool-call lines. TERM=dumb, NO_COLOR and --no-color turn colour and the status line
-    off (decision #13); FORCE_COLOR turns colour on."""
+    """Where the CLI writes: results on stdout; diagnostics and log records on stderr, and on a
+    terminal a self-erasing status line (what is awaited, how long, the latest progress) and ask's
+    tool-call lines. TERM=dumb, NO_COLOR, --no-color: no colour, no status line (decision #13)."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
         super().__init__()
@@ -6731,18 +6728,18 @@ def _detail(item: JSON, verb: str, args: Any) -> str:
 
 # Commands ------------------------------------------------------------------------------------
 
-async def _with_client(args: Any, out: _Output, work: Callable[[Client], Awaitable[int]],
-                       doing: str = "") -> int:
-    """Run ``work`` with a connected client; the status line says what is awaited."""
+@contextlib.asynccontextmanager
+async def _connected(args: Any, out: _Output, doing: str = "") -> AsyncIterator[Client]:
+    """A connected client of SERVER; the status line says what is awaited."""
     server = _resolve_server(args.server, args, out)
     out.wait(f"connecting to {_safe_url(server.url)}" if server.url else f"starting {server.name}")
     async with _client_for(server, args, out) as client:
         out.wait(doing)
-        return await work(client)
+        yield client
 
 
 async def _cmd_info(args: Any, out: _Output) -> int:
-    async def work(client: Client) -> int:
+    async with _connected(args, out) as client:
         info = {"server": args.server, "era": client.era, "era_reason": client.era_reason,
                 "protocolVersion": client.protocol_version, "serverInfo": client.server_info,
                 "capabilities": client.capabilities, "instructions": client.instructions,
@@ -6755,7 +6752,6 @@ async def _cmd_info(args: Any, out: _Output) -> int:
         out.result(_json_text(info) if args.json else
                    _visible("\n".join(f"{k + ':':<13} {v}" for k, v in shown.items() if v)))
         return 0
-    return await _with_client(args, out, work)
 
 
 async def _cmd_servers(args: Any, out: _Output) -> int:
@@ -6848,8 +6844,7 @@ async def _cmd_tools(args: Any, out: _Output) -> int:
     (--json). Tools and prompts are listed as signatures to copy, or one is shown in full."""
     what = {"templates": "resource templates"}.get(args.command, args.command)
     named, name = what in ("tools", "prompts"), getattr(args, "name", None)
-
-    async def work(client: Client) -> int:
+    async with _connected(args, out, f"waiting for the {what if named else 'list'}") as client:
         if named:
             raw, items = await _entries(client, what[:-1], name)
         else:
@@ -6866,7 +6861,6 @@ async def _cmd_tools(args: Any, out: _Output) -> int:
             out.result(_table(list(items.values()), out) if named else "\n".join(
                 _describe(i, "uri" if what == "resources" else "uriTemplate") for i in raw))
         return 0
-    return await _with_client(args, out, work, f"waiting for the {what if named else 'list'}")
 _cmd_prompts = _cmd_resources = _cmd_templates = _cmd_tools
 
 
@@ -6879,8 +6873,7 @@ def _describe(item: JSON, key: str) -> str:
 
 async def _cmd_call(args: Any, out: _Output) -> int:
     stdin = _tool_arguments(["-"], {}) if args.arguments == ["-"] else None   # read once
-
-    async def work(client: Client) -> int:
+    async with _connected(args, out, "waiting for the tools") as client:
         def typed(listed: list[JSON]) -> tuple[JSON, str | None]:
             """The arguments typed from the tool's schema, and what is wrong with them."""
             tools = {t["name"]: t for t in listed}
@@ -6918,7 +6911,6 @@ async def _cmd_call(args: Any, out: _Output) -> int:
             out.error(f"tool {args.tool} reported an error (isError: true)", "tool")
             return EXIT_CODES["tool"]
         return 0
-    return await _with_client(args, out, work, "waiting for the tools")
 
 
 def _check_writable(path: str | None) -> None:
@@ -6932,8 +6924,7 @@ def _check_writable(path: str | None) -> None:
 
 async def _cmd_read(args: Any, out: _Output) -> int:
     _check_writable(args.output)
-
-    async def work(client: Client) -> int:
+    async with _connected(args, out, f"waiting for {args.uri}") as client:
         try:
             result = await client.read_resource(args.uri)
         except RemoteError as exc:   # sent anyway (decision #5); the lists only decorate the error
@@ -6962,13 +6953,11 @@ async def _cmd_read(args: Any, out: _Output) -> int:
                      "bytes; use -o FILE to save it]" for c in contents]
             out.result(_visible("\n".join(parts)))
         return 0
-    return await _with_client(args, out, work, f"waiting for {args.uri}")
 
 
 async def _cmd_prompt(args: Any, out: _Output) -> int:
     arguments = _pairs(args.arguments, "=", "prompt argument", for_server=False)
-
-    async def work(client: Client) -> int:
+    async with _connected(args, out, "waiting for the prompts") as client:
         if not args.no_validate:   # checked like tool arguments (decision #4)
             prompt = (await _entries(client, "prompt", args.name))[1][args.name]
             if problem := _argument_problem(arguments, prompt["inputSchema"], strict_keys=True):
@@ -6979,7 +6968,6 @@ async def _cmd_prompt(args: Any, out: _Output) -> int:
                  for m in result.get("messages", [])]   # the client checked: each has a content object
         out.result(_json_text(result) if args.json else _visible("\n".join(lines)))
         return 0
-    return await _with_client(args, out, work, "waiting for the prompts")
 
 
 async def _cmd_trust(args: Any, out: _Output) -> int:
