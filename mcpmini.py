@@ -6762,7 +6762,15 @@ async def _cmd_servers(args: Any, out: _Output) -> int:
             return "?"
     if not args.discover:
         _trust_warning(args, out, None)
-    found = _discovered() if args.discover else [(s, {}) for s in load_config(args.config).values()]
+    found = [] if args.discover else [(s, {}) for s in load_config(args.config).values()]
+    for client, path, project in _client_configs(os.getcwd()) if args.discover else ():
+        try:   # read-only, as --config reads it; a project file passes the trust gate
+            servers, digest = _parse_config(path) if os.path.isfile(path) else ({}, "")
+        except ConfigError as exc:
+            log.warning("%s; skipped", exc)
+            continue
+        trusted = not project or _is_trusted(path, digest)
+        found += [(dataclasses.replace(s, trusted=trusted), {"client": client}) for s in servers.values()]
     rows = [{"name": s.name, "transport": s.transport,
              "target": s.url or shlex.join([s.command or "", *s.args]),
              "source": s.source, "trusted": s.trusted, "auth": auth(s), **extra}
@@ -6782,32 +6790,22 @@ async def _cmd_servers(args: Any, out: _Output) -> int:
     return 0
 
 
-def _discovered() -> list[tuple[ServerConfig, JSON]]:
-    """The servers in the other MCP clients' config files (read-only) as ``--config FILE``
-    reads them, each with its client. A project file passes the trust gate; a file that cannot
-    be read is skipped with a warning naming it."""
-    found: list[tuple[ServerConfig, JSON]] = []
-    for client, path, project in _client_configs(os.getcwd()):
-        try:
-            servers, digest = _parse_config(path) if os.path.isfile(path) else ({}, "")
-        except ConfigError as exc:
-            log.warning("%s; skipped", exc)
-            continue
-        trusted = not project or _is_trusted(path, digest)
-        found += [(dataclasses.replace(s, trusted=trusted), {"client": client}) for s in servers.values()]
-    return found
-
-
 def _has_terminal() -> bool:
     """A human may be there: stdin or stderr is a terminal."""
     return _isatty(sys.stdin) or _isatty(sys.stderr)
 
 
 async def _cmd_login(args: Any, out: _Output) -> int:
+    """``login`` and ``logout``: OAuth applies to HTTP servers only."""
     server = _resolve_server(args.server, args, out)
     server = dataclasses.replace(server, timeout=args.timeout or server.timeout)  # each OAuth request
     if not server.url:
         raise _UsageError(f"{args.server!r} is not an HTTP server: OAuth applies to HTTP servers only")
+    if args.command == "logout":
+        said = await logout(server, forget_client=args.forget_client)
+        out.note(f"mcpmini: logged out of {server.name}: its tokens were {said}" if said else
+                 f"mcpmini: {server.name}: not logged in")
+        return 0
     if not _has_terminal():
         raise AuthError(f"logging in to {server.name} needs a terminal and a browser: run "
                         f"`mcpmini login {shlex.quote(args.server)}` in a terminal")
@@ -6815,17 +6813,7 @@ async def _cmd_login(args: Any, out: _Output) -> int:
                          notify=lambda text: out.note(f"mcpmini: {text}"), callback_port=args.callback_port)
     out.note(f"mcpmini: logged in to {server.name}: issuer {issuer}; {auth_state(server)}")
     return 0
-
-
-async def _cmd_logout(args: Any, out: _Output) -> int:
-    server = _resolve_server(args.server, args, out)
-    server = dataclasses.replace(server, timeout=args.timeout or server.timeout)
-    if not server.url:
-        raise _UsageError(f"{args.server!r} is not an HTTP server")
-    said = await logout(server, forget_client=args.forget_client)
-    out.note(f"mcpmini: logged out of {server.name}: its tokens were {said}" if said else
-             f"mcpmini: {server.name}: not logged in")
-    return 0
+_cmd_logout = _cmd_login
 
 
 async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
