@@ -6030,12 +6030,11 @@ class _Output(logging.Handler):
         """From now on the status line says ``doing`` (shown after STATUS_DELAY), or nothing."""
         self.clear(keep=True)
         self.doing, self.since, self.progress = doing, time.monotonic(), ""
-        if doing and self.live and self.timer is None:
-            self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
+        if self.timer is None:
+            self._tick()
 
     def on_progress(self, params: JSON) -> None:
-        """The server's latest notifications/progress (``1/2 50% message``): on the status line,
-        and with -v on a line of its own."""
+        """notifications/progress (``1/2 50% message``): on the status line; with -v as a line too."""
         value, total, message = (params.get(k) for k in ("progress", "total", "message"))
         number = lambda v: _json_type(v) in ("integer", "number")  # noqa: E731
         text = f" {value:g}" if number(value) else " ?"
@@ -6862,22 +6861,21 @@ def _describe(item: JSON, key: str) -> str:
 async def _cmd_call(args: Any, out: _Output) -> int:
     stdin = _tool_arguments(["-"], {}) if args.arguments == ["-"] else None   # read once
     async with _connected(args, out, "waiting for the tools") as client:
-        def typed(listed: list[JSON]) -> tuple[JSON, str | None]:
-            """The arguments typed from the tool's schema, and what is wrong with them."""
-            tools = {t["name"]: t for t in listed}
-            if args.tool not in tools:
+        def typed(listed: list[JSON] | None) -> tuple[JSON, str | None]:
+            """The arguments typed from the tool's schema, and what is wrong with them; with
+            --no-validate (nothing ``listed``), strings and key:=JSON, unchecked."""
+            tools = {t["name"]: t for t in listed or ()}
+            if listed is not None and args.tool not in tools:
                 hint = _did_you_mean(args.tool, list(tools)) or f"; it has: {', '.join(sorted(tools))[:300] or 'none'}"
                 return {}, f"{client.name} has no tool {args.tool!r}{hint}"
-            schema = _object(tools[args.tool].get("inputSchema"))
+            schema = _object(tools.get(args.tool, {}).get("inputSchema"))
             arguments = dict(stdin) if stdin is not None else _tool_arguments(args.arguments, schema)
-            problem = _argument_problem(arguments, schema, strict_keys=True,
-                                        json_hint=" (use key:=JSON for raw JSON)")
-            return arguments, problem and f"{args.tool}: {problem}"
+            problem = listed is not None and _argument_problem(arguments, schema, strict_keys=True,
+                                                               json_hint=" (use key:=JSON for raw JSON)")
+            return arguments, f"{args.tool}: {problem}" if problem else None
 
-        if args.no_validate:   # no schema: strings and key:=JSON, unchecked; nothing listed
-            arguments, problem = dict(stdin) if stdin is not None else _tool_arguments(args.arguments, {}), None
-        else:
-            arguments, problem = typed(await client.list_tools(cached=not args.refresh))
+        listed = None if args.no_validate else await client.list_tools(cached=not args.refresh)
+        arguments, problem = typed(listed)
         if problem and "tools/list" in client.from_cache:   # the cached list may be out of date
             arguments, problem = typed(await client.list_tools(refresh=True))
         if problem:
