@@ -6134,10 +6134,9 @@ class _Output(logging.Handler):
 
 
 class _Terminal:
-    """``/dev/tty``, where every question needing a typed answer is asked (decision #12), even
-    while stdin and stdout carry data; opened twice, unbuffered (a tty cannot seek). While an
-    answer is typed CR counts as LF, Ctrl-C ends the line (not the run) and declines, as Ctrl-D
-    does (None); the read waits in a daemon thread, so a pending question never holds up the exit."""
+    """``/dev/tty``, where typed answers are asked for (decision #12) while stdin and stdout carry data;
+    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-C and Ctrl-D decline (None),
+    not ending the run; the read waits in a daemon thread, so a question never holds up the exit."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
@@ -6234,10 +6233,9 @@ def _build_parser() -> Any:
 
 
 def _add_globals(p: Any, shown: bool) -> None:
-    """Global options are accepted before or after the command: they also live on a parent parser
-    of every subcommand (not ``shown`` in its help), with defaults suppressed there so neither
-    place wins by accident. Options that accumulate (--config, -H, -e, -v) get their own dest
-    after the command, merged in main(): argparse would let the subcommand's value replace the other."""
+    """Global options go before or after the command: they also live on a parent parser of every
+    subcommand (not ``shown`` in its help), defaults suppressed so neither place wins by accident.
+    Accumulating ones (--config, -H, -e, -v) get a dest of their own there, merged in main()."""
     import argparse
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 
@@ -6389,8 +6387,7 @@ def _pairs(items: list[str], sep: str, what: str, for_server: bool = True) -> di
 
 
 def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
-    """Warn, once per command and file, about each discovered project file that is not
-    approved and defines one of ``names`` (None: any)."""
+    """Warn, once per command and file, of unapproved project files defining one of ``names`` (None: any)."""
     explicit = {os.path.realpath(p) for p, origin in _config_paths(args.config) if origin == "explicit"}
     for path in _project_files(os.getcwd()):
         with contextlib.suppress(ConfigError):   # a broken file was warned about already
@@ -6463,8 +6460,7 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
 # Asking the user (elicitation, confirmation) -------------------------------------------------
 
 def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], Awaitable[JSON]]:
-    """Answer the server's questions on the terminal: a form field by field, a URL shown with
-    its host before anything is opened."""
+    """Answer the server's questions on the terminal: a form field by field; a URL's host shown first."""
     async def elicit(params: JSON) -> JSON:
         message = _visible(str(params.get("message", "")))
         if params.get("mode") == "url":
@@ -6827,8 +6823,7 @@ async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JS
 
 
 async def _cmd_tools(args: Any, out: _Output) -> int:
-    """``tools``, ``prompts``, ``resources`` and ``templates``: a server's list, or the raw list
-    (--json). Tools and prompts are listed as signatures to copy, or one is shown in full."""
+    """``tools``, ``prompts``, ``resources``, ``templates``: the list (calls to copy), one in full, --json."""
     what = {"templates": "resource templates"}.get(args.command, args.command)
     named, name = what in ("tools", "prompts"), getattr(args, "name", None)
     async with _connected(args, out, f"waiting for the {what if named else 'list'}") as client:
@@ -6862,8 +6857,7 @@ async def _cmd_call(args: Any, out: _Output) -> int:
     stdin = _tool_arguments(["-"], {}) if args.arguments == ["-"] else None   # read once
     async with _connected(args, out, "waiting for the tools") as client:
         def typed(listed: list[JSON] | None) -> tuple[JSON, str | None]:
-            """The arguments typed from the tool's schema, and what is wrong with them; with
-            --no-validate (nothing ``listed``), strings and key:=JSON, unchecked."""
+            """The arguments typed by the tool's schema (nothing ``listed``: unchecked) and their problem."""
             tools = {t["name"]: t for t in listed or ()}
             if listed is not None and args.tool not in tools:
                 hint = _did_you_mean(args.tool, list(tools)) or f"; it has: {', '.join(sorted(tools))[:300] or 'none'}"
@@ -6988,8 +6982,7 @@ async def _cmd_trust(args: Any, out: _Output) -> int:
 
 
 def _ask_servers(args: Any, out: _Output) -> dict[str, Client]:
-    """The clients of ``ask``: the --server ones, or every approved configured server. One that
-    cannot even be built (e.g. an unset ${VAR}) is reported and skipped."""
+    """The clients of ``ask`` (--server, else every approved one); one that cannot be built is skipped."""
     if (args.header or args.env) and len(set(args.servers)) != 1:
         raise _UsageError("-H and -e apply to one server: name it with exactly one --server")
     if args.servers:
@@ -7090,8 +7083,7 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
 # check: a smoke test for CI -------------------------------------------------------------------
 
 class _Suite:
-    """One server in one era: its checks, each (name, "pass"/"warn"/"fail", detail, seconds);
-    with ``strict``, a warning fails."""
+    """One server in one era: its checks (name, pass/warn/fail, detail, seconds); strict: warnings fail."""
 
     def __init__(self, name: str, strict: bool) -> None:
         self.name, self.strict, self.reached, self.mark = name, strict, True, time.monotonic()
@@ -7111,9 +7103,8 @@ def _hidden(item: JSON, *keys: str) -> list[str]:
 
 
 def _schema_problems(schema: Any, where: str) -> list[str]:
-    """Why ``schema`` is not an object schema that compiles: the root must say ``type:
-    object``, each ``type`` be a JSON type, each ``required`` name one of the ``properties``,
-    and the keywords that hold schemas hold schemas."""
+    """Why ``schema`` is not an object schema that compiles: root ``type: object``, JSON types, each
+    ``required`` one of the ``properties``, the keywords that hold schemas holding schemas."""
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return [f"{where} is not an object schema (its root needs \"type\": \"object\")"]
     problems: list[str] = []
@@ -7306,9 +7297,8 @@ complete -c mcpmini -f -a '(__mcpmini)'; complete -c mcpmini -l config -r -F"""}
 
 
 def _completions(line: str) -> list[str]:
-    """What may follow the command line ``line`` (up to the cursor): commands, options,
-    configured names after a command that takes SERVER, and the tool names of the persistent
-    list cache after ``call``/``tools SERVER`` (no server is started to complete)."""
+    """What may follow ``line`` (up to the cursor): commands, options, configured names for SERVER,
+    tool names after ``call``/``tools SERVER`` from the persistent list cache (no server is started)."""
     try:
         words = shlex.split(line) + [""] * (not line or line[-1].isspace())
     except ValueError:
@@ -7342,9 +7332,8 @@ def _completions(line: str) -> list[str]:
 
 
 def _run_main(coro: Awaitable[int]) -> int:
-    """Run the command with our own signal handling, the same on 3.10 and 3.13: the first
-    SIGINT/SIGTERM/SIGHUP cancels the command (in-flight requests are cancelled on the wire and
-    servers shut down), a second SIGINT ends the process at once."""
+    """Run the command, with the same signal handling on 3.10 and 3.13: the first SIGINT/SIGTERM/SIGHUP
+    cancels it (on the wire too; servers shut down), a second SIGINT ends the process at once."""
     loop = asyncio.new_event_loop()
     task = loop.create_task(coro)
     received: list[int] = []
