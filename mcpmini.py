@@ -6493,21 +6493,18 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
                 text = await terminal.ask(f"{head}  {field}: ")
                 if text is None:
                     return {"action": "decline"}
-                head = ""
-                if text or "default" in prop:   # Enter: the default; a,b,c: a list
-                    listed = _schema_types(prop) == {"array"} and not text.lstrip().startswith("[")
-                    value = [v.strip() for v in text.split(",")] if listed and text else (
-                        _typed_value(text, prop) if text else prop["default"])
-                    head = _argument_problem({key: value}, {"properties": {
-                        key: {**prop, "enum": _choices(prop) or None}}}) or ""
-                    if not head:
-                        content[key] = value
-                        break
-                elif key in required:
-                    head = "an answer is needed"
-                else:
+                head, empty = "", not text and "default" not in prop   # Enter: the default, if any
+                if empty and key not in required:
                     break
-                head = f"  {head}; try again\n"
+                listed = _schema_types(prop) == {"array"} and not text.lstrip().startswith("[")
+                value = [v.strip() for v in text.split(",")] if listed and text else (   # a,b,c: a list
+                    _typed_value(text, prop) if text else prop.get("default"))
+                problem = "an answer is needed" if empty else _argument_problem(
+                    {key: value}, {"properties": {key: {**prop, "enum": _choices(prop) or None}}})
+                if not problem:
+                    content[key] = value
+                    break
+                head = f"  {problem}; try again\n"
         return {"action": "accept", "content": content}
     return elicit
 
