@@ -60,7 +60,7 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Any, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 __all__ = [
@@ -5606,8 +5606,6 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
 
 
 # -- CLI --------------------------------------------------------------------------------------
-# main() turns every MCPError into one line on stderr and the exit code of its kind.
-
 
 def _isatty(stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
@@ -5622,10 +5620,9 @@ def _columns(stream: Any) -> int:
 
 
 class _Output(logging.Handler):
-    """Where the CLI writes: results on stdout; diagnostics (log records too) on stderr and, on a
-    terminal, one self-erasing status line (what is awaited, how long, the latest progress) and
-    ask's tool-call lines. TERM=dumb, NO_COLOR and --no-color turn colour and the status line
-    off (decision #13); FORCE_COLOR turns colour on."""
+    """Where the CLI writes: results on stdout; diagnostics and log records on stderr, and on a
+    terminal a self-erasing status line (what is awaited, how long, the latest progress) and ask's
+    tool-call lines. TERM=dumb, NO_COLOR, --no-color: no colour, no status line (decision #13)."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
         super().__init__()
@@ -5683,12 +5680,11 @@ class _Output(logging.Handler):
         """From now on the status line says ``doing`` (shown after STATUS_DELAY), or nothing."""
         self.clear(keep=True)
         self.doing, self.since, self.progress = doing, time.monotonic(), ""
-        if doing and self.live and self.timer is None:
-            self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
+        if self.timer is None:
+            self._tick()
 
     def on_progress(self, params: JSON) -> None:
-        """The server's latest notifications/progress (``1/2 50% message``): on the status line,
-        and with -v on a line of its own."""
+        """notifications/progress (``1/2 50% message``): on the status line; with -v as a line too."""
         value, total, message = (params.get(k) for k in ("progress", "total", "message"))
         number = lambda v: _json_type(v) in ("integer", "number")  # noqa: E731
         text = f" {value:g}" if number(value) else " ?"
@@ -5788,10 +5784,9 @@ class _Output(logging.Handler):
 
 
 class _Terminal:
-    """``/dev/tty``, where every question needing a typed answer is asked (decision #12), even
-    while stdin and stdout carry data; opened twice, unbuffered (a tty cannot seek). While an
-    answer is typed CR counts as LF, Ctrl-C ends the line (not the run) and declines, as Ctrl-D
-    does (None); the read waits in a daemon thread, so a pending question never holds up the exit."""
+    """``/dev/tty``, where typed answers are asked for (decision #12) while stdin and stdout carry data;
+    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-C and Ctrl-D decline (None),
+    not ending the run; the read waits in a daemon thread, so a question never holds up the exit."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
@@ -5888,10 +5883,9 @@ def _build_parser() -> Any:
 
 
 def _add_globals(p: Any, shown: bool) -> None:
-    """Global options are accepted before or after the command: they also live on a parent parser
-    of every subcommand (not ``shown`` in its help), with defaults suppressed there so neither
-    place wins by accident. Options that accumulate (--config, -H, -e, -v) get their own dest
-    after the command, merged in main(): argparse would let the subcommand's value replace the other."""
+    """Global options go before or after the command: they also live on a parent parser of every
+    subcommand (not ``shown`` in its help), defaults suppressed so neither place wins by accident.
+    Accumulating ones (--config, -H, -e, -v) get a dest of their own there, merged in main()."""
     import argparse
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 
@@ -6043,8 +6037,7 @@ def _pairs(items: list[str], sep: str, what: str, for_server: bool = True) -> di
 
 
 def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
-    """Warn, once per command and file, about each discovered project file that is not
-    approved and defines one of ``names`` (None: any)."""
+    """Warn, once per command and file, of unapproved project files defining one of ``names`` (None: any)."""
     explicit = {os.path.realpath(p) for p, origin in _config_paths(args.config) if origin == "explicit"}
     for path in _project_files(os.getcwd()):
         with contextlib.suppress(ConfigError):   # a broken file was warned about already
@@ -6117,8 +6110,7 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
 # Asking the user (elicitation, confirmation) -------------------------------------------------
 
 def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], Awaitable[JSON]]:
-    """Answer the server's questions on the terminal: a form field by field, a URL shown with
-    its host before anything is opened."""
+    """Answer the server's questions on the terminal: a form field by field; a URL's host shown first."""
     async def elicit(params: JSON) -> JSON:
         message = _visible(str(params.get("message", "")))
         if params.get("mode") == "url":
@@ -6151,21 +6143,18 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
                 text = await terminal.ask(f"{head}  {field}: ")
                 if text is None:
                     return {"action": "decline"}
-                head = ""
-                if text or "default" in prop:   # Enter: the default; a,b,c: a list
-                    listed = _schema_types(prop) == {"array"} and not text.lstrip().startswith("[")
-                    value = [v.strip() for v in text.split(",")] if listed and text else (
-                        _typed_value(text, prop) if text else prop["default"])
-                    head = _argument_problem({key: value}, {"properties": {
-                        key: {**prop, "enum": _choices(prop) or None}}}) or ""
-                    if not head:
-                        content[key] = value
-                        break
-                elif key in required:
-                    head = "an answer is needed"
-                else:
+                head, empty = "", not text and "default" not in prop   # Enter: the default, if any
+                if empty and key not in required:
                     break
-                head = f"  {head}; try again\n"
+                listed = _schema_types(prop) == {"array"} and not text.lstrip().startswith("[")
+                value = [v.strip() for v in text.split(",")] if listed and text else (   # a,b,c: a list
+                    _typed_value(text, prop) if text else prop.get("default"))
+                problem = "an answer is needed" if empty else _argument_problem(
+                    {key: value}, {"properties": {key: {**prop, "enum": _choices(prop) or None}}})
+                if not problem:
+                    content[key] = value
+                    break
+                head = f"  {problem}; try again\n"
         return {"action": "accept", "content": content}
     return elicit
 
@@ -6381,18 +6370,18 @@ def _detail(item: JSON, verb: str, args: Any) -> str:
 
 # Commands ------------------------------------------------------------------------------------
 
-async def _with_client(args: Any, out: _Output, work: Callable[[Client], Awaitable[int]],
-                       doing: str = "") -> int:
-    """Run ``work`` with a connected client; the status line says what is awaited."""
+@contextlib.asynccontextmanager
+async def _connected(args: Any, out: _Output, doing: str = "") -> AsyncIterator[Client]:
+    """A connected client of SERVER; the status line says what is awaited."""
     server = _resolve_server(args.server, args, out)
     out.wait(f"connecting to {_safe_url(server.url)}" if server.url else f"starting {server.name}")
     async with _client_for(server, args, out) as client:
         out.wait(doing)
-        return await work(client)
+        yield client
 
 
 async def _cmd_info(args: Any, out: _Output) -> int:
-    async def work(client: Client) -> int:
+    async with _connected(args, out) as client:
         info = {"server": args.server, "era": client.era, "era_reason": client.era_reason,
                 "protocolVersion": client.protocol_version, "serverInfo": client.server_info,
                 "capabilities": client.capabilities, "instructions": client.instructions,
@@ -6405,7 +6394,6 @@ async def _cmd_info(args: Any, out: _Output) -> int:
         out.result(_json_text(info) if args.json else
                    _visible("\n".join(f"{k + ':':<13} {v}" for k, v in shown.items() if v)))
         return 0
-    return await _with_client(args, out, work)
 
 
 async def _cmd_servers(args: Any, out: _Output) -> int:
@@ -6416,7 +6404,15 @@ async def _cmd_servers(args: Any, out: _Output) -> int:
             return "?"
     if not args.discover:
         _trust_warning(args, out, None)
-    found = _discovered() if args.discover else [(s, {}) for s in load_config(args.config).values()]
+    found = [] if args.discover else [(s, {}) for s in load_config(args.config).values()]
+    for client, path, project in _client_configs(os.getcwd()) if args.discover else ():
+        try:   # read-only, as --config reads it; a project file passes the trust gate
+            servers, digest = _parse_config(path) if os.path.isfile(path) else ({}, "")
+        except ConfigError as exc:
+            log.warning("%s; skipped", exc)
+            continue
+        trusted = not project or _is_trusted(path, digest)
+        found += [(dataclasses.replace(s, trusted=trusted), {"client": client}) for s in servers.values()]
     rows = [{"name": s.name, "transport": s.transport,
              "target": s.url or shlex.join([s.command or "", *s.args]),
              "source": s.source, "trusted": s.trusted, "auth": auth(s), **extra}
@@ -6436,32 +6432,22 @@ async def _cmd_servers(args: Any, out: _Output) -> int:
     return 0
 
 
-def _discovered() -> list[tuple[ServerConfig, JSON]]:
-    """The servers in the other MCP clients' config files (read-only) as ``--config FILE``
-    reads them, each with its client. A project file passes the trust gate; a file that cannot
-    be read is skipped with a warning naming it."""
-    found: list[tuple[ServerConfig, JSON]] = []
-    for client, path, project in _client_configs(os.getcwd()):
-        try:
-            servers, digest = _parse_config(path) if os.path.isfile(path) else ({}, "")
-        except ConfigError as exc:
-            log.warning("%s; skipped", exc)
-            continue
-        trusted = not project or _is_trusted(path, digest)
-        found += [(dataclasses.replace(s, trusted=trusted), {"client": client}) for s in servers.values()]
-    return found
-
-
 def _has_terminal() -> bool:
     """A human may be there: stdin or stderr is a terminal."""
     return _isatty(sys.stdin) or _isatty(sys.stderr)
 
 
 async def _cmd_login(args: Any, out: _Output) -> int:
+    """``login`` and ``logout``: OAuth applies to HTTP servers only."""
     server = _resolve_server(args.server, args, out)
     server = dataclasses.replace(server, timeout=args.timeout or server.timeout)  # each OAuth request
     if not server.url:
         raise _UsageError(f"{args.server!r} is not an HTTP server: OAuth applies to HTTP servers only")
+    if args.command == "logout":
+        said = await logout(server, forget_client=args.forget_client)
+        out.note(f"mcpmini: logged out of {server.name}: its tokens were {said}" if said else
+                 f"mcpmini: {server.name}: not logged in")
+        return 0
     if not _has_terminal():
         raise AuthError(f"logging in to {server.name} needs a terminal and a browser: run "
                         f"`mcpmini login {shlex.quote(args.server)}` in a terminal")
@@ -6469,17 +6455,7 @@ async def _cmd_login(args: Any, out: _Output) -> int:
                          notify=lambda text: out.note(f"mcpmini: {text}"), callback_port=args.callback_port)
     out.note(f"mcpmini: logged in to {server.name}: issuer {issuer}; {auth_state(server)}")
     return 0
-
-
-async def _cmd_logout(args: Any, out: _Output) -> int:
-    server = _resolve_server(args.server, args, out)
-    server = dataclasses.replace(server, timeout=args.timeout or server.timeout)
-    if not server.url:
-        raise _UsageError(f"{args.server!r} is not an HTTP server")
-    said = await logout(server, forget_client=args.forget_client)
-    out.note(f"mcpmini: logged out of {server.name}: its tokens were {said}" if said else
-             f"mcpmini: {server.name}: not logged in")
-    return 0
+_cmd_logout = _cmd_login
 
 
 async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
@@ -6494,12 +6470,10 @@ async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JS
 
 
 async def _cmd_tools(args: Any, out: _Output) -> int:
-    """``tools``, ``prompts``, ``resources`` and ``templates``: a server's list, or the raw list
-    (--json). Tools and prompts are listed as signatures to copy, or one is shown in full."""
+    """``tools``, ``prompts``, ``resources``, ``templates``: the list (calls to copy), one in full, --json."""
     what = {"templates": "resource templates"}.get(args.command, args.command)
     named, name = what in ("tools", "prompts"), getattr(args, "name", None)
-
-    async def work(client: Client) -> int:
+    async with _connected(args, out, f"waiting for the {what if named else 'list'}") as client:
         if named:
             raw, items = await _entries(client, what[:-1], name)
         else:
@@ -6516,7 +6490,6 @@ async def _cmd_tools(args: Any, out: _Output) -> int:
             out.result(_table(list(items.values()), out) if named else "\n".join(
                 _describe(i, "uri" if what == "resources" else "uriTemplate") for i in raw))
         return 0
-    return await _with_client(args, out, work, f"waiting for the {what if named else 'list'}")
 _cmd_prompts = _cmd_resources = _cmd_templates = _cmd_tools
 
 
@@ -6529,24 +6502,21 @@ def _describe(item: JSON, key: str) -> str:
 
 async def _cmd_call(args: Any, out: _Output) -> int:
     stdin = _tool_arguments(["-"], {}) if args.arguments == ["-"] else None   # read once
-
-    async def work(client: Client) -> int:
-        def typed(listed: list[JSON]) -> tuple[JSON, str | None]:
-            """The arguments typed from the tool's schema, and what is wrong with them."""
-            tools = {t["name"]: t for t in listed}
-            if args.tool not in tools:
+    async with _connected(args, out, "waiting for the tools") as client:
+        def typed(listed: list[JSON] | None) -> tuple[JSON, str | None]:
+            """The arguments typed by the tool's schema (nothing ``listed``: unchecked) and their problem."""
+            tools = {t["name"]: t for t in listed or ()}
+            if listed is not None and args.tool not in tools:
                 hint = _did_you_mean(args.tool, list(tools)) or f"; it has: {', '.join(sorted(tools))[:300] or 'none'}"
                 return {}, f"{client.name} has no tool {args.tool!r}{hint}"
-            schema = _object(tools[args.tool].get("inputSchema"))
+            schema = _object(tools.get(args.tool, {}).get("inputSchema"))
             arguments = dict(stdin) if stdin is not None else _tool_arguments(args.arguments, schema)
-            problem = _argument_problem(arguments, schema, strict_keys=True,
-                                        json_hint=" (use key:=JSON for raw JSON)")
-            return arguments, problem and f"{args.tool}: {problem}"
+            problem = listed is not None and _argument_problem(arguments, schema, strict_keys=True,
+                                                               json_hint=" (use key:=JSON for raw JSON)")
+            return arguments, f"{args.tool}: {problem}" if problem else None
 
-        if args.no_validate:   # no schema: strings and key:=JSON, unchecked; nothing listed
-            arguments, problem = dict(stdin) if stdin is not None else _tool_arguments(args.arguments, {}), None
-        else:
-            arguments, problem = typed(await client.list_tools(cached=not args.refresh))
+        listed = None if args.no_validate else await client.list_tools(cached=not args.refresh)
+        arguments, problem = typed(listed)
         if problem and "tools/list" in client.from_cache:   # the cached list may be out of date
             arguments, problem = typed(await client.list_tools(refresh=True))
         if problem:
@@ -6568,7 +6538,6 @@ async def _cmd_call(args: Any, out: _Output) -> int:
             out.error(f"tool {args.tool} reported an error (isError: true)", "tool")
             return EXIT_CODES["tool"]
         return 0
-    return await _with_client(args, out, work, "waiting for the tools")
 
 
 def _check_writable(path: str | None) -> None:
@@ -6582,8 +6551,7 @@ def _check_writable(path: str | None) -> None:
 
 async def _cmd_read(args: Any, out: _Output) -> int:
     _check_writable(args.output)
-
-    async def work(client: Client) -> int:
+    async with _connected(args, out, f"waiting for {args.uri}") as client:
         try:
             result = await client.read_resource(args.uri)
         except RemoteError as exc:   # sent anyway (decision #5); the lists only decorate the error
@@ -6612,13 +6580,11 @@ async def _cmd_read(args: Any, out: _Output) -> int:
                      "bytes; use -o FILE to save it]" for c in contents]
             out.result(_visible("\n".join(parts)))
         return 0
-    return await _with_client(args, out, work, f"waiting for {args.uri}")
 
 
 async def _cmd_prompt(args: Any, out: _Output) -> int:
     arguments = _pairs(args.arguments, "=", "prompt argument", for_server=False)
-
-    async def work(client: Client) -> int:
+    async with _connected(args, out, "waiting for the prompts") as client:
         if not args.no_validate:   # checked like tool arguments (decision #4)
             prompt = (await _entries(client, "prompt", args.name))[1][args.name]
             if problem := _argument_problem(arguments, prompt["inputSchema"], strict_keys=True):
@@ -6629,7 +6595,6 @@ async def _cmd_prompt(args: Any, out: _Output) -> int:
                  for m in result.get("messages", [])]   # the client checked: each has a content object
         out.result(_json_text(result) if args.json else _visible("\n".join(lines)))
         return 0
-    return await _with_client(args, out, work, "waiting for the prompts")
 
 
 async def _cmd_trust(args: Any, out: _Output) -> int:
@@ -6664,8 +6629,7 @@ async def _cmd_trust(args: Any, out: _Output) -> int:
 
 
 def _ask_servers(args: Any, out: _Output) -> dict[str, Client]:
-    """The clients of ``ask``: the --server ones, or every approved configured server. One that
-    cannot even be built (e.g. an unset ${VAR}) is reported and skipped."""
+    """The clients of ``ask`` (--server, else every approved one); one that cannot be built is skipped."""
     if (args.header or args.env) and len(set(args.servers)) != 1:
         raise _UsageError("-H and -e apply to one server: name it with exactly one --server")
     if args.servers:
@@ -6766,8 +6730,7 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
 # check: a smoke test for CI -------------------------------------------------------------------
 
 class _Suite:
-    """One server in one era: its checks, each (name, "pass"/"warn"/"fail", detail, seconds);
-    with ``strict``, a warning fails."""
+    """One server in one era: its checks (name, pass/warn/fail, detail, seconds); strict: warnings fail."""
 
     def __init__(self, name: str, strict: bool) -> None:
         self.name, self.strict, self.reached, self.mark = name, strict, True, time.monotonic()
@@ -6787,9 +6750,8 @@ def _hidden(item: JSON, *keys: str) -> list[str]:
 
 
 def _schema_problems(schema: Any, where: str) -> list[str]:
-    """Why ``schema`` is not an object schema that compiles: the root must say ``type:
-    object``, each ``type`` be a JSON type, each ``required`` name one of the ``properties``,
-    and the keywords that hold schemas hold schemas."""
+    """Why ``schema`` is not an object schema that compiles: root ``type: object``, JSON types, each
+    ``required`` one of the ``properties``, the keywords that hold schemas holding schemas."""
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return [f"{where} is not an object schema (its root needs \"type\": \"object\")"]
     problems: list[str] = []
@@ -6982,9 +6944,8 @@ complete -c mcpmini -f -a '(__mcpmini)'; complete -c mcpmini -l config -r -F"""}
 
 
 def _completions(line: str) -> list[str]:
-    """What may follow the command line ``line`` (up to the cursor): commands, options,
-    configured names after a command that takes SERVER, and the tool names of the persistent
-    list cache after ``call``/``tools SERVER`` (no server is started to complete)."""
+    """What may follow ``line`` (up to the cursor): commands, options, configured names for SERVER,
+    tool names after ``call``/``tools SERVER`` from the persistent list cache (no server is started)."""
     try:
         words = shlex.split(line) + [""] * (not line or line[-1].isspace())
     except ValueError:
@@ -7018,9 +6979,8 @@ def _completions(line: str) -> list[str]:
 
 
 def _run_main(coro: Awaitable[int]) -> int:
-    """Run the command with our own signal handling, the same on 3.10 and 3.13: the first
-    SIGINT/SIGTERM/SIGHUP cancels the command (in-flight requests are cancelled on the wire and
-    servers shut down), a second SIGINT ends the process at once."""
+    """Run the command, with the same signal handling on 3.10 and 3.13: the first SIGINT/SIGTERM/SIGHUP
+    cancels it (on the wire too; servers shut down), a second SIGINT ends the process at once."""
     loop = asyncio.new_event_loop()
     task = loop.create_task(coro)
     received: list[int] = []
