@@ -5346,18 +5346,6 @@ def _tool_choice(choice: str, offered: dict[str, JSON]) -> Any:
     return {"type": "function", "function": {"name": found[0]}}
 
 
-def _history_arguments(calls: list[JSON]) -> list[tuple[JSON | None, str | None]]:
-    """Parse each call's arguments, and leave a JSON object text in the history, even for calls
-    that never run (Ollama answers 400 to broken JSON there)."""
-    parsed = [_parse_arguments(c["function"]["arguments"]) for c in calls]
-    for call, (arguments, _) in zip(calls, parsed):
-        if arguments is None:
-            call["function"]["arguments"] = "{}"
-        elif not call["function"]["arguments"].lstrip().startswith("{"):   # it parsed: "{" means an object
-            call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
-    return parsed
-
-
 async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint, transcript: JSON, *,
                       max_steps: int, system: str | None, confirm: Callable[[str, str, JSON], Any] | None,
                       on_text: Callable[[str], Any] | None, on_event: Callable[[str, JSON], Any] | None,
@@ -5391,7 +5379,6 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                 if isinstance(value, int) and not isinstance(value, bool):
                     totals[key] = totals.get(key, 0) + value
         calls = reply.tool_calls()
-        parsed = _history_arguments(calls)
         text = "".join(reply.text) or "".join(reply.refusal)
         # Always a string: vLLM (chat_utils.py) takes a string, null or no content; Ollama
         # (openai/openai.go) a string, or null/none only beside tool_calls (then it drops their
@@ -5410,8 +5397,8 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                               f"wanted to call tools; raise --max-steps (now {max_steps})")
         cut_short = reply.finish_reason == "length"
         results = await asyncio.gather(*(
-            _run_call(call, i, parsed[i], offered, servers, cut_short=cut_short, confirm=confirm,
-                      on_event=on_event, max_result_chars=max_result_chars)
+            _run_call(call, i, offered, servers, cut_short=cut_short, confirm=confirm, on_event=on_event,
+                      max_result_chars=max_result_chars)
             for i, call in enumerate(calls)))
         record["tool_calls"] = [r for _, r in results]
         if endpoint.tool_choice not in (None, "none"):   # a forced call was made: free to answer
@@ -5438,14 +5425,15 @@ def _parse_arguments(text: str) -> tuple[JSON | None, str | None]:
     return value, None
 
 
-async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | None],
-                    offered: dict[str, JSON], servers: Servers, *, cut_short: bool,
-                    confirm: Callable[[str, str, JSON], Any] | None,
+async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers: Servers, *,
+                    cut_short: bool, confirm: Callable[[str, str, JSON], Any] | None,
                     on_event: Callable[[str, JSON], Any] | None, max_result_chars: int) -> tuple[str, JSON]:
-    """Run one tool call; its tool-message content (errors included) and its record.
-    ``parsed`` is (arguments, problem) from _parse_arguments of what the model wrote."""
-    alias = call["function"]["name"]
-    arguments, problem = parsed
+    """Run one tool call; its tool-message content (errors included) and its record."""
+    function, alias = call["function"], call["function"]["name"]
+    arguments, problem = _parse_arguments(function["arguments"])
+    if arguments is None or not function["arguments"].lstrip().startswith("{"):
+        # a JSON object text in the history, even for calls never run (Ollama answers 400 to broken JSON)
+        function["arguments"] = json.dumps(arguments or {}, ensure_ascii=False)
     record: JSON = {"id": call["id"], "function": alias, "arguments": arguments}
     began = time.monotonic()
 
@@ -5663,6 +5651,12 @@ class _Bridge:
         assert self.client is not None
         return self.client
 
+    async def close(self) -> None:
+        for task in list(self.work.values()):
+            task.cancel()
+        if self.client is not None:   # a legacy HTTP session is DELETEd; a stdio server not waited for
+            await self.client.close(fast=self.client.transport == "stdio")
+
     # What the upstream server sends ---------------------------------------------------------
 
     def _notified_upstream(self, method: str, params: JSON) -> None:
@@ -5747,37 +5741,25 @@ def _parsed(data: bytes) -> Any:
         return None
 
 
-class _StdioWriter:
-    """Messages to stdout, written by a daemon thread: a client that stops reading can block
-    that thread, never the loop (which must still see SIGTERM and stdin's end). It (and the
-    stdin reader) use os.write/os.read: a buffered stream's lock held by a blocked daemon
-    thread makes the interpreter abort at exit."""
+async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
+    """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for,
+    until stdin ends; only JSON-RPC is ever written to stdout. Daemon threads read and write: a
+    client that stops reading blocks one, never the loop (which must still see SIGTERM and stdin's
+    end); with os.read/os.write, as a buffered stream's lock held by a blocked daemon thread makes
+    the interpreter abort at exit."""
+    import queue
+    loop, lines, out = asyncio.get_running_loop(), asyncio.Queue(), queue.SimpleQueue()
 
-    def __init__(self) -> None:
-        import queue
-        self.queue: Any = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._run, name="mcpmini-stdout", daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while (data := self.queue.get()) is not None:
+    def write() -> None:
+        while (data := out.get()) is not None:
             with contextlib.suppress(OSError):
                 while data:
                     data = data[os.write(1, data):]
 
-    async def send(self, message: JSON) -> None:
-        self.queue.put(_dumps(message) + b"\n")
+    async def send(message: JSON) -> None:
+        out.put(_dumps(message) + b"\n")
 
-
-async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
-    """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for,
-    until stdin ends; only JSON-RPC is ever written to stdout."""
-    loop = asyncio.get_running_loop()
-    lines: asyncio.Queue = asyncio.Queue()
-    writer = _StdioWriter()
-    bridge = _Bridge(connect, writer.send)
-
-    def read() -> None:   # a daemon thread: stdin may be a pipe, a file or a terminal
+    def read() -> None:   # stdin may be a pipe, a file or a terminal
         pending: list[bytes] = []   # joined once a newline comes: linear in a long line
         with contextlib.suppress(OSError):
             while chunk := os.read(0, READ_CHUNK):
@@ -5788,7 +5770,7 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
                     for line in done:
                         loop.call_soon_threadsafe(lines.put_nowait, line)
         loop.call_soon_threadsafe(lines.put_nowait, None)
-    threading.Thread(target=read, name="mcpmini-stdin", daemon=True).start()
+    written, _, bridge = _in_daemon_thread(write), _in_daemon_thread(read), _Bridge(connect, send)
     try:
         if eager:
             await bridge.upstream()
@@ -5796,16 +5778,13 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
             if not line.strip():
                 continue
             if (message := _parsed(line)) is None:
-                await writer.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
+                await send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
             else:
                 bridge.receive(message)
     finally:
-        for task in list(bridge.work.values()):
-            task.cancel()
-        if bridge.client is not None:   # a legacy HTTP session is DELETEd; a stdio server not waited for
-            await bridge.client.close(fast=bridge.client.transport == "stdio")
-        writer.queue.put(None)
-        writer.thread.join(EXIT_GRACE)   # what was answered before the end still goes out
+        await bridge.close()
+        out.put(None)
+        await asyncio.wait({written}, timeout=EXIT_GRACE)   # what was answered before the end still goes out
 
 
 class _HTTPDownstream:
@@ -5951,8 +5930,7 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
         async with server:
             await server.serve_forever()
     finally:
-        if downstream.bridge.client is not None:
-            await downstream.bridge.client.close(fast=downstream.bridge.client.transport == "stdio")
+        await downstream.bridge.close()
 
 
 # -- CLI --------------------------------------------------------------------------------------
