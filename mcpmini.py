@@ -4621,19 +4621,17 @@ def _why(exc: BaseException) -> str:
 class Servers:
     """Many MCP servers at once, as an async context manager.
 
-    ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of
-    :class:`Client` objects (connected or not) or of what ``Client()`` takes. Entering connects
-    them concurrently; one that cannot be built or connected goes to ``failed`` (name ->
-    exception), the others stay usable (``clients``). Clients built here get ``timeout``,
-    ``options`` and ``reconnect=True`` unless ``heartbeat`` (seconds): then idle connections are
-    pinged at that rate, and a lost server is reconnected in the background with backoff (calls
-    to it fail at once, with the cause). ``on_event(kind, info)`` reports ``server_failed``,
-    ``server_lost`` and ``server_back``. ``list_tools()`` (and resources, prompts): every usable
-    server's, each item with a ``server`` key; ``request(server, "read_resource", uri)`` and the like."""
+    ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of :class:`Client`
+    objects (connected or not) or of what ``Client()`` takes. Entering connects them concurrently; one
+    that cannot be built or connected goes to ``failed`` (name -> exception), the others stay usable
+    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` unless
+    ``heartbeat`` (seconds): then idle connections are pinged at that rate, and a lost server is
+    reconnected in the background with backoff (calls to it fail at once, with the cause).
+    ``on_event(kind, info)`` reports ``server_failed``, ``server_lost`` and ``server_back``.
+    ``list_tools()`` (and resources, prompts): every usable server's, each item with a ``server`` key."""
 
-    def __init__(self, servers: Any = (), *, timeout: float | None = None,
-                 heartbeat: float | None = None, on_event: Callable[[str, JSON], Any] | None = None,
-                 **options: Any) -> None:
+    def __init__(self, servers: Any = (), *, timeout: float | None = None, heartbeat: float | None = None,
+                 on_event: Callable[[str, JSON], Any] | None = None, **options: Any) -> None:
         self.heartbeat, self.on_event = heartbeat, on_event
         self.failed: dict[str, BaseException] = {}
         self.tools: dict[str, list[JSON]] = {}   # by server: its last list_tools()
@@ -4768,8 +4766,7 @@ class Servers:
         return await self._each("list_prompts")
 
     def qualified_names(self) -> dict[str, tuple[str, str]]:
-        """The names the agent gives the tools of the last :meth:`list_tools` (``server_tool``,
-        unique) -> (server, MCP tool name)."""
+        """The agent's unique function names for the last :meth:`list_tools` -> (server, MCP tool name)."""
         return _function_names([(name, tool) for name in self.clients for tool in
                                 dict.fromkeys(t["name"] for t in self.tools.get(name, []))])
 
@@ -4856,9 +4853,8 @@ class SyncServers(_Blocking):
 # Tools for the model -------------------------------------------------------------------------
 
 def _parameters(schema: Any) -> JSON:
-    """An MCP ``inputSchema`` as OpenAI-compatible ``parameters``: a deep copy (the server's
-    own schema is never modified) with an object root, ``properties``, array ``items``, and
-    no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
+    """An MCP ``inputSchema`` as OpenAI ``parameters``: a deep copy with an object root, ``properties``,
+    array ``items``, and no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
     out = _loads(_dumps(schema)) if isinstance(schema, dict) else {}
     _add_items(out)
     out.pop("$schema", None)
@@ -4870,8 +4866,7 @@ def _parameters(schema: Any) -> JSON:
 
 
 def _add_items(schema: Any) -> None:
-    """Give every array (sub)schema without ``items`` an empty one, in place: OpenAI refuses
-    it otherwise ("array schema missing items")."""
+    """Give every array (sub)schema an ``items``, in place: OpenAI refuses "array schema missing items"."""
     if not isinstance(schema, dict):
         return
     for key, value in schema.items():
@@ -4899,8 +4894,7 @@ def _function_tool(alias: str, tool: JSON) -> JSON:
 
 
 def _without_hidden(value: Any) -> Any:
-    """A JSON value with the invisible formatting characters (HIDDEN_TEXT) removed from every
-    string: nothing a model reads may carry text its user cannot see."""
+    """``value`` without invisible characters (HIDDEN_TEXT): a model must not read what its user can't see."""
     if isinstance(value, str):
         return HIDDEN_TEXT.sub("", value)
     if isinstance(value, dict):
@@ -4923,8 +4917,7 @@ def _system_prompt(system: str | None, instructions: list[tuple[str, str]]) -> s
 # The model endpoint --------------------------------------------------------------------------
 
 class _Reply:
-    """One model reply, assembled from a JSON body or from stream chunks; its answer text
-    goes to ``on_text`` as it comes."""
+    """One model reply, from a JSON body or stream chunks; its answer text goes to ``on_text`` as it comes."""
 
     def __init__(self, on_text: Callable[[str], Any] | None = None) -> None:
         self.on_text = on_text
@@ -5001,9 +4994,8 @@ def _one_line(text: str) -> str:
 
 
 def _error_text(raw: bytes) -> tuple[str, Any]:
-    """The message and code of an error body, as one line: error.message (else error.type),
-    error (a string), message, detail (FastAPI: a string, or a list of {loc, msg}),
-    [0].error.message (Gemini's arrays), else the start of the text."""
+    """The message and code of an error body, as one line: error.message (else error.type), error (a
+    string), message, detail (FastAPI: a string, or [{loc, msg}]), [0].error.message (Gemini), or the text."""
     text = raw.decode("utf-8", "replace").strip()
     try:
         data = json.loads(text)
@@ -5097,8 +5089,7 @@ class _ModelEndpoint:
                 body["stream_options"] = {"include_usage": True}
         return body
 
-    async def complete(self, messages: list[JSON], tools: list[JSON],
-                       on_text: Callable[[str], Any] | None,
+    async def complete(self, messages: list[JSON], tools: list[JSON], on_text: Callable[[str], Any] | None,
                        on_retry: Callable[[JSON], None]) -> _Reply:
         """One step. Retries 408/409/429/5xx and failed connections, never once ``on_text`` had
         answer text; a 400 about ``stream_options`` or ``tool_choice`` once without that field, and
@@ -5158,9 +5149,8 @@ class _ModelEndpoint:
         if status in (401, 403):
             key = self.api_key or ""
             masked = f"{key[:3]}…{key[-4:]}" if len(key) >= 16 else ("***" if key else "none")
-            return AuthError(f"{where} refused the request (HTTP {status}: {message}); check "
-                             f"OPENAI_API_KEY (key: {masked}) and --base-url", status=status,
-                             url=self.url)
+            return AuthError(f"{where} refused the request (HTTP {status}: {message}); check OPENAI_API_KEY "
+                             f"(key: {masked}) and --base-url", status=status, url=self.url)
         hint = ""
         if status == 404:
             hint = (f"; check the model name {self.model!r} and the base URL (most servers "
@@ -5237,8 +5227,7 @@ class _ModelEndpoint:
             if choice.get("finish_reason"):
                 reply.finish_reason = choice["finish_reason"]
         if not events:
-            raise _EmptyStream(f"the model endpoint {self.shown} ended its stream before its "
-                               "first event")
+            raise _EmptyStream(f"the model endpoint {self.shown} ended its stream before its first event")
         if reply.finish_reason is None:
             # Ollama says nothing when it fails mid-stream; proxies cut connections. Either
             # way the calls may be partial: never run them.
@@ -5250,45 +5239,39 @@ class _ModelEndpoint:
 
 # The loop ------------------------------------------------------------------------------------
 
-async def run_agent(question: str, clients: Any = (), *, model: str,
-                    base_url: str = OPENAI_BASE_URL, api_key: str | None = None,
-                    max_steps: int = AGENT_MAX_STEPS, system: str | None = None,
-                    confirm: Callable[[str, str, JSON], Any] | None = None,
-                    stream: bool = True, on_text: Callable[[str], Any] | None = None,
-                    on_event: Callable[[str, JSON], Any] | None = None,
-                    max_result_chars: int = AGENT_MAX_RESULT_CHARS,
-                    timeout: float = AGENT_MODEL_TIMEOUT, tool_choice: str = "auto") -> JSON:
-    """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint,
-    which may call the tools of the MCP servers in ``clients``; returns the transcript.
+async def run_agent(question: str, clients: Any = (), *, model: str, base_url: str = OPENAI_BASE_URL,
+                    api_key: str | None = None, max_steps: int = AGENT_MAX_STEPS, system: str | None = None,
+                    confirm: Callable[[str, str, JSON], Any] | None = None, stream: bool = True,
+                    on_text: Callable[[str], Any] | None = None, tool_choice: str = "auto",
+                    on_event: Callable[[str, JSON], Any] | None = None, timeout: float = AGENT_MODEL_TIMEOUT,
+                    max_result_chars: int = AGENT_MAX_RESULT_CHARS) -> JSON:
+    """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint, which may
+    call the tools of the MCP servers in ``clients``; returns the transcript.
 
-    ``clients``: a :class:`Servers`, or what it takes; those not connected yet are connected
-    here (concurrently, with ``reconnect=True``) and closed at the end; a server that fails is
-    skipped. ``api_key`` is sent only to ``base_url``. ``confirm(server, tool, arguments)``
-    (sync or async) is asked before every tool call; a false answer tells the model the user
-    declined. ``stream`` asks for Server-Sent Events; ``on_text(piece)`` receives the answer
-    text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
-    ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked
-    again, for the rest of the run, without a field the server refused, or unstreamed),
-    ``reply``, ``tool_call``, ``tool_result`` and ``server_lost``. A longer tool result than
-    ``max_result_chars`` is cut for the model; ``timeout`` bounds each model request.
-    ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, or a tool the model must call (its
-    MCP name, ``server/tool`` or function name), ``"auto"`` after a step with calls. No answer
-    after ``max_steps`` model requests is an error of kind ``agent``.
+    ``clients``: a :class:`Servers`, or what it takes; those not connected yet are connected here
+    (concurrently, with ``reconnect=True``) and closed at the end; a server that fails is skipped.
+    ``api_key`` is sent only to ``base_url``. ``confirm(server, tool, arguments)`` (sync or async) is
+    asked before every tool call; a false answer tells the model the user declined. ``stream`` asks for
+    Server-Sent Events; ``on_text(piece)`` receives the answer text as it arrives (never reasoning).
+    ``on_event(kind, info)`` reports ``server_failed``, ``tools_changed``, ``request`` (before each model
+    request), ``retry``, ``fallback`` (asked again, for the rest of the run, without a field the server
+    refused, or unstreamed), ``reply``, ``tool_call``, ``tool_result`` and ``server_lost``. A longer tool
+    result than ``max_result_chars`` is cut for the model; ``timeout`` bounds each model request.
+    ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, or a tool the model must call (its MCP name,
+    ``server/tool`` or function name), ``"auto"`` after a step with calls. No answer after ``max_steps``
+    model requests is an error of kind ``agent``.
 
-    The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools``
-    (function name -> server and MCP name), ``messages`` (as last sent, plus the answer),
-    ``steps`` (per model request: seconds, finish_reason, usage, retries, tool calls with their
-    results), ``usage`` and ``seconds``. An exception raised here carries the transcript so far
-    as ``.transcript``.
-    """
+    The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function
+    name -> server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model
+    request: seconds, finish_reason, usage, retries, tool calls with their results), ``usage`` and
+    ``seconds``. An exception raised here carries the transcript so far as ``.transcript``."""
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
     if max_result_chars < 1:
         raise ValueError("max_result_chars must be at least 1")
     started = time.monotonic()
-    transcript: JSON = {"question": question, "model": model, "base_url": base_url,
-                        "answer": None, "servers": {}, "tools": {}, "messages": [], "steps": [],
-                        "usage": {}, "seconds": 0.0}
+    transcript: JSON = {"question": question, "model": model, "base_url": base_url, "answer": None,
+                        "servers": {}, "tools": {}, "messages": [], "steps": [], "usage": {}, "seconds": 0.0}
     endpoint = _ModelEndpoint(base_url, api_key, model, stream=stream, timeout=timeout)
     own = not isinstance(clients, Servers)   # then it closes what it connects (fast on Ctrl-C)
     servers = Servers(clients, on_event=on_event) if own else clients
@@ -5324,17 +5307,16 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
     for name in servers.clients:   # hidden text is how tool poisoning hides its instructions
         hidden = [t["name"] for t in servers.tools.get(name, []) if _without_hidden(t) != t]
         if hidden:
-            log.warning("%s: removed invisible characters from tool(s) %s before the model saw "
-                        "them (a way to hide instructions)", name,
-                        ", ".join(_visible(n, one_line=True) for n in hidden))
+            log.warning("%s: removed invisible characters from tool(s) %s before the model saw them "
+                        "(a way to hide instructions)", name, ", ".join(_visible(n, True) for n in hidden))
     if len(tools) > 128:
         log.warning("%d tools: OpenAI accepts at most 128 (choose servers with --server)", len(tools))
     return offered, tools
 
 
 def _tool_choice(choice: str, offered: dict[str, JSON]) -> Any:
-    """``tool_choice`` as sent: a mode as it is; a tool (its function name, MCP name or
-    ``server/tool``) as the named-function object, with the function name the agent uses."""
+    """``tool_choice`` as sent: a mode as it is; a tool (function name, MCP name or ``server/tool``) as the
+    named-function object, with the agent's function name."""
     if choice in ("auto", "required", "none"):
         return choice
     names = {alias: (t["name"], f"{t['server']}/{t['name']}") for alias, t in offered.items()}
@@ -5380,10 +5362,8 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                     totals[key] = totals.get(key, 0) + value
         calls = reply.tool_calls()
         text = "".join(reply.text) or "".join(reply.refusal)
-        # Always a string: vLLM (chat_utils.py) takes a string, null or no content; Ollama
-        # (openai/openai.go) a string, or null/none only beside tool_calls (then it drops their
-        # ids); llama.cpp's server (server-common.cpp, chat.cpp) a string, null, or none beside
-        # tool_calls; llama-cpp-python only a string (null and none are HTTP 500s).
+        # Always a string: llama-cpp-python takes nothing else (null and none are HTTP 500s); Ollama
+        # drops the ids of tool_calls beside null or no content; vLLM and llama.cpp take all three.
         messages.append({"role": "assistant", "content": text, **reply.extra,
                          **({"tool_calls": calls} if calls else {})})
         record["content"] = text
@@ -5397,9 +5377,8 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                               f"wanted to call tools; raise --max-steps (now {max_steps})")
         cut_short = reply.finish_reason == "length"
         results = await asyncio.gather(*(
-            _run_call(call, i, offered, servers, cut_short=cut_short, confirm=confirm, on_event=on_event,
-                      max_result_chars=max_result_chars)
-            for i, call in enumerate(calls)))
+            _run_call(c, i, offered, servers, cut_short=cut_short, confirm=confirm, on_event=on_event,
+                      max_result_chars=max_result_chars) for i, c in enumerate(calls)))
         record["tool_calls"] = [r for _, r in results]
         if endpoint.tool_choice not in (None, "none"):   # a forced call was made: free to answer
             endpoint.tool_choice = "auto"
@@ -5477,8 +5456,7 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     except RemoteError as exc:
         return answer(f"Error: the tool failed with JSON-RPC error {exc.code}: {exc.message}")
     except (MCPError, OSError) as exc:
-        # The client already reconnected once (reconnect=True): a server whose connection is
-        # gone again was lost by Servers (server_lost) and stays out for the rest of the run.
+            # reconnect=True retried once already: a server gone again is lost (server_lost) for the run
         if server_name in servers.failed:
             return answer(f"Error: the MCP server {server_name!r} failed: {exc}")
         return answer(f"Error: {exc}")
@@ -5505,8 +5483,7 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
 
 
 def _era_caps(caps: Any, era: str | None) -> JSON:
-    """Capabilities in the shape of ``era``: 2026-07-28 has no tasks, roots without
-    listChanged; the legacy line has no extensions."""
+    """Capabilities for ``era``: 2026-07-28 has no tasks, roots without listChanged; legacy no extensions."""
     caps = dict(_object(caps))
     if era == MODERN_VERSION:
         caps.pop("tasks", None)
@@ -5518,11 +5495,10 @@ def _era_caps(caps: Any, era: str | None) -> JSON:
 
 
 class _Bridge:
-    """One downstream client in front of one upstream server. ``connect(capabilities,
-    client_info, on_request, on_notification)`` makes the upstream Client (connected on the
-    first request, or at once with ``eager``); ``send(message)`` writes one message downstream.
-    The downstream era comes from the first message: ``initialize`` is legacy; a 2026-07-28
-    ``_meta`` or ``server/discover`` is modern."""
+    """One downstream client in front of one upstream server. ``connect(capabilities, client_info,
+    on_request, on_notification)`` makes the upstream Client (connected on the first request, or at once
+    with ``eager``); ``send(message)`` writes one message downstream. The downstream era comes from the
+    first message: ``initialize`` is legacy; a 2026-07-28 ``_meta`` or ``server/discover`` is modern."""
 
     def __init__(self, connect: Callable[..., Client], send: Callable[[JSON], Awaitable[None]]) -> None:
         self.connect, self.send = connect, send
@@ -5618,9 +5594,8 @@ class _Bridge:
         return self._shaped(method, await client.request(method, params, complete=complete))
 
     def _shaped(self, method: str, result: JSON) -> JSON:
-        """A result in the shape of the downstream era: 2026-07-28 results carry resultType,
-        and cacheable ones ttlMs and cacheScope (stale at once, private: the bridge cannot
-        know better); legacy results carry none of them."""
+        """A result in the downstream era's shape: 2026-07-28 results carry resultType, cacheable ones ttlMs
+        and cacheScope (stale at once, private: the bridge cannot know better); legacy ones none of them."""
         if self.era != MODERN_VERSION:
             return {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
         result = {"resultType": "complete", **result}
@@ -5660,8 +5635,7 @@ class _Bridge:
     # What the upstream server sends ---------------------------------------------------------
 
     def _notified_upstream(self, method: str, params: JSON) -> None:
-        """Progress (with the client's own token) and log messages go back; a modern client
-        gets nothing else unasked."""
+        """Progress (with the client's own token) and logs go back; a modern client gets nothing else."""
         if self.era == "legacy" or method in ("notifications/progress", "notifications/message"):
             asyncio.ensure_future(self.send({"jsonrpc": "2.0", "method": method, "params": params}))
 
@@ -5720,8 +5694,7 @@ class _Bridge:
                 "inputRequests": {"input": {"method": asked, "params": params}}}
 
     def _abandon(self, state: str) -> None:
-        """A parked call ended without the client's retry: forget it, and tell the upstream
-        server's question that no answer will come."""
+        """A parked call ended without the client's retry: forget it; the server's question gets no answer."""
         if parked := self.parked.pop(state, None):
             _settle(parked[2], {"action": "cancel"})
             _quiet(parked[0])
@@ -5742,11 +5715,10 @@ def _parsed(data: bytes) -> Any:
 
 
 async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
-    """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for,
-    until stdin ends; only JSON-RPC is ever written to stdout. Daemon threads read and write: a
-    client that stops reading blocks one, never the loop (which must still see SIGTERM and stdin's
-    end); with os.read/os.write, as a buffered stream's lock held by a blocked daemon thread makes
-    the interpreter abort at exit."""
+    """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for, until stdin
+    ends; only JSON-RPC is ever written to stdout. Daemon threads read and write: a client that stops
+    reading blocks one, never the loop (which must still see SIGTERM and stdin's end); with os.read and
+    os.write, as a buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
     import queue
     loop, lines, out = asyncio.get_running_loop(), asyncio.Queue(), queue.SimpleQueue()
 
@@ -5788,11 +5760,11 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
 
 
 class _HTTPDownstream:
-    """``bridge --listen``: Streamable HTTP on a loopback port (POST /mcp, both eras) in front
-    of one _Bridge. A bearer token is required unless ``token`` is None, Host and Origin must
-    name this listener (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the
-    request asks for progress or may meet a server request on the way; what the bridge sends
-    meanwhile goes to that stream (by progress token, else the newest stream)."""
+    """``bridge --listen``: Streamable HTTP on a loopback port (POST /mcp, both eras) in front of one
+    _Bridge. A bearer token is required unless ``token`` is None, Host and Origin must name this listener
+    (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the request asks for progress or may
+    meet a server request on the way; what the bridge sends meanwhile goes to that stream (by progress
+    token, else the newest stream)."""
 
     def __init__(self, connect: Callable[..., Client], token: str | None) -> None:
         self.bridge = _Bridge(connect, self.send)
@@ -5891,9 +5863,8 @@ class _HTTPDownstream:
 
 async def _http_message(reader: asyncio.StreamReader,
                         start: bytes = b"") -> tuple[str, str, dict[str, str], bytes] | None:
-    """One HTTP/1.1 request (verb, target, lowercased headers, body), ``start`` being its first
-    bytes already read; None at the end of the connection. ValueError for what no client
-    should send (oversized, chunked, malformed)."""
+    """One HTTP/1.1 request (verb, target, lowercased headers, body), ``start`` being its first bytes
+    already read; None at the connection's end. ValueError when oversized, chunked or malformed."""
     head = start + (await reader.readuntil(b"\r\n\r\n") if not reader.at_eof() else b"")
     if not head.strip():
         return None
