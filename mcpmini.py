@@ -4857,12 +4857,8 @@ def _parameters(schema: Any) -> JSON:
     array ``items``, and no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
     out = _loads(_dumps(schema)) if isinstance(schema, dict) else {}
     _add_items(out)
-    out.pop("$schema", None)
-    out.pop("$id", None)
-    out["type"] = "object"
-    if not isinstance(out.get("properties"), dict):
-        out["properties"] = {}
-    return out
+    out = {k: v for k, v in out.items() if k not in ("$schema", "$id")}
+    return {**out, "type": "object", "properties": _object(out.get("properties"))}
 
 
 def _add_items(schema: Any) -> None:
@@ -4870,12 +4866,11 @@ def _add_items(schema: Any) -> None:
     if not isinstance(schema, dict):
         return
     for key, value in schema.items():
+        subs: Any = ()
         if (key == "properties" or key in SCHEMA_MAP) and isinstance(value, dict):
-            subs: Any = value.values()
+            subs = value.values()
         elif key in SCHEMA_LIST and isinstance(value, list) or key in SCHEMA_ONE:
             subs = value if isinstance(value, list) else [value]
-        else:
-            continue
         for sub in subs:
             _add_items(sub)
     kind = schema.get("type")
@@ -4889,8 +4884,7 @@ def _function_tool(alias: str, tool: JSON) -> JSON:
     if isinstance(text, str) and text:
         cut = AGENT_MAX_DESCRIPTION
         function["description"] = text if len(text) <= cut else text[:cut - 1] + "…"
-    function["parameters"] = _parameters(tool.get("inputSchema"))
-    return {"type": "function", "function": function}
+    return {"type": "function", "function": {**function, "parameters": _parameters(tool.get("inputSchema"))}}
 
 
 def _without_hidden(value: Any) -> Any:
@@ -4946,8 +4940,7 @@ class _Reply:
             old = self.extra.get(key)   # reasoning_content arrives in pieces
             joined = isinstance(value, (str, list)) and type(old) is type(value)
             self.extra[key] = old + value if joined else value
-        calls = delta.get("tool_calls")
-        for call in calls if isinstance(calls, list) else []:
+        for call in _listed(delta.get("tool_calls")):
             if isinstance(call, dict):
                 self._add_call(call)
         return piece
@@ -5107,8 +5100,7 @@ class _ModelEndpoint:
                 if exc.status == 400 and not reply.printed:
                     if stream and self.stream_options and "stream_options" in str(exc):
                         field, self.stream_options = "stream_options", False   # an old server
-                    elif (tools and self.tool_choice is not None
-                          and re.search(r"(?i)tool[ _-]?choice", str(exc))):
+                    elif tools and self.tool_choice and re.search(r"(?i)tool[ _-]?choice", str(exc)):
                         field, self.tool_choice = "tool_choice", None
                 if field:
                     on_retry({"fallback": field, "reason": f"{str(exc)}; asking again without {field}"})
@@ -5187,11 +5179,9 @@ class _ModelEndpoint:
                                 f"{_one_line(raw[:200].decode('utf-8', 'replace'))}")
         message = _object(choices[0].get("message"))
         # Position stands in for the index the non-streaming format does not have.
-        calls = message.get("tool_calls")
-        if isinstance(calls, list):
-            message = {**message, "tool_calls": [
-                {**c, "index": i} for i, c in enumerate(calls) if isinstance(c, dict)]}
-        reply.add_delta(message)
+        calls = [{**c, "index": i} for i, c in enumerate(_listed(message.get("tool_calls")))
+                 if isinstance(c, dict)]
+        reply.add_delta({**message, "tool_calls": calls})
         reply.finish_reason = choices[0].get("finish_reason") or "stop"
         reply.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
         return reply
@@ -5218,8 +5208,7 @@ class _ModelEndpoint:
             chunk = _object(chunk)
             if isinstance(chunk.get("usage"), dict):    # the last one wins
                 reply.usage = chunk["usage"]
-            choices = chunk.get("choices")
-            choices = [c for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
+            choices = [c for c in _listed(chunk.get("choices")) if isinstance(c, dict)]
             if not choices:
                 continue
             choice = next((c for c in choices if c.get("index", 0) == 0), choices[0])
@@ -5265,10 +5254,9 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
     name -> server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model
     request: seconds, finish_reason, usage, retries, tool calls with their results), ``usage`` and
     ``seconds``. An exception raised here carries the transcript so far as ``.transcript``."""
-    if max_steps < 1:
-        raise ValueError("max_steps must be at least 1")
-    if max_result_chars < 1:
-        raise ValueError("max_result_chars must be at least 1")
+    for name, value in (("max_steps", max_steps), ("max_result_chars", max_result_chars)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1")
     started = time.monotonic()
     transcript: JSON = {"question": question, "model": model, "base_url": base_url, "answer": None,
                         "servers": {}, "tools": {}, "messages": [], "steps": [], "usage": {}, "seconds": 0.0}
@@ -5416,10 +5404,8 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     record: JSON = {"id": call["id"], "function": alias, "arguments": arguments}
     began = time.monotonic()
 
-    def answer(text: str, is_error: bool = True, cut: int = 0) -> tuple[str, JSON]:
+    def answer(text: str, is_error: bool = True) -> tuple[str, JSON]:
         record.update(content=text, is_error=is_error, seconds=round(time.monotonic() - began, 3))
-        if cut:
-            record["cut_chars"] = cut
         _emit(on_event, "tool_result", id=call["id"], server=record.get("server"),
               tool=record.get("tool"), is_error=is_error, seconds=record["seconds"])
         return text, record
@@ -5468,9 +5454,12 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     record["result"] = result
     cut = max(len(text) - max_result_chars, 0)
     if cut:
+        record["cut_chars"] = cut
         text = (text[:max_result_chars] + f"\n[… {cut} of {len(text)} characters cut by mcpmini; the "
                 "result was too long]")
-    return answer(text, is_error, cut)
+    return answer(text, is_error)
+
+
 # -- Bridge -----------------------------------------------------------------------------------
 # `mcpmini bridge SERVER`: an MCP server on stdio (or on loopback HTTP, `--listen`) in front of
 # any server a Client reaches, in either era on either side:
@@ -5623,7 +5612,6 @@ class _Bridge:
         if ready is None or ready.done() and (ready.cancelled() or ready.exception() or not self.client.connected):
             self.ready = asyncio.ensure_future(self.client.connect())
         await asyncio.shield(self.ready)
-        assert self.client is not None
         return self.client
 
     async def close(self) -> None:
