@@ -4585,8 +4585,8 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
 
 
 # -- Many servers -----------------------------------------------------------------------------
-# `Servers` opens many servers at once and keeps each one's failure to itself (`run_agent` is
-# built on it); `SyncClient` and `SyncServers` are their blocking forms.
+# `Servers` opens many servers at once, each failing alone (`run_agent` is built on it);
+# `SyncClient` and `SyncServers` are the blocking forms.
 
 
 def _function_names(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
@@ -4839,15 +4839,14 @@ class SyncServers(_Blocking):
 
 
 # -- Agent ------------------------------------------------------------------------------------
-# `run_agent`: a small loop over any OpenAI-compatible Chat Completions endpoint.
+# `run_agent`: a small loop over any OpenAI-compatible Chat Completions endpoint (no argparse, no printing).
 #
 #     question ─► model ─► reply with tool_calls? ─ no ──► answer
 #                   ▲                 │ yes
 #                   └── one "tool" message per call ◄── MCP tools/call (concurrently)
 #
-# Only failures of the model endpoint stop the loop: everything that goes wrong with a tool
-# (bad arguments, unknown name, isError, JSON-RPC errors, a server that died twice) is told
-# to the model as the tool's answer, so that it can correct itself. No argparse, no printing.
+# Only failures of the model endpoint stop the loop: whatever goes wrong with a tool (bad arguments, unknown
+# name, isError, JSON-RPC errors, a server that died twice) is the tool's answer, so the model can correct it.
 
 
 # Tools for the model -------------------------------------------------------------------------
@@ -4994,23 +4993,21 @@ def _error_text(raw: bytes) -> tuple[str, Any]:
         data = json.loads(text)
     except ValueError:
         data = None
-    if isinstance(data, list) and data and isinstance(data[0], dict):
-        data = data[0]
+    data = _object(data[0] if isinstance(data, list) and data else data)   # Gemini's arrays
     message, code = text[:300] or "(empty body)", None
-    if isinstance(data, dict):
-        error, detail = data.get("error"), data.get("detail")
-        if isinstance(error, dict) and (error.get("message") or error.get("type")):
-            message, code = str(error.get("message") or error["type"]), error.get("code")
-        elif isinstance(error, str) and error:
-            message, code = error, data.get("code")
-        elif data.get("message"):
-            message, code = str(data["message"]), data.get("code")
-        elif isinstance(detail, list) and detail:    # pydantic: one entry per failed check
-            message = "; ".join(f"{'.'.join(map(str, d.get('loc') or ()))}: {d.get('msg')}"
-                                if isinstance(d, dict) else str(d) for d in detail[:3])
-            message += f" (and {len(detail) - 3} more)" if len(detail) > 3 else ""
-        elif detail:
-            message = str(detail)
+    error, detail = data.get("error"), data.get("detail")
+    if isinstance(error, dict) and (error.get("message") or error.get("type")):
+        message, code = str(error.get("message") or error["type"]), error.get("code")
+    elif isinstance(error, str) and error:
+        message, code = error, data.get("code")
+    elif data.get("message"):
+        message, code = str(data["message"]), data.get("code")
+    elif isinstance(detail, list) and detail:    # pydantic: one entry per failed check
+        message = "; ".join(f"{'.'.join(map(str, d.get('loc') or ()))}: {d.get('msg')}"
+                            if isinstance(d, dict) else str(d) for d in detail[:3])
+        message += f" (and {len(detail) - 3} more)" if len(detail) > 3 else ""
+    elif detail:
+        message = str(detail)
     return _one_line(message)[:1000], code
 
 
@@ -5130,8 +5127,7 @@ class _ModelEndpoint:
             kind = (response.headers.get("content-type") or "").lower()
             if body.get("stream") and "event-stream" in kind:
                 return await self._read_stream(response, reply)
-            # Not a stream (also when a server ignores "stream": true): one JSON body.
-            return self._read_body(await response.read(), reply)
+            return self._read_body(await response.read(), reply)   # also when "stream": true was ignored
         finally:
             response.close()
 
@@ -5178,9 +5174,8 @@ class _ModelEndpoint:
             raise ProtocolError(f"the model endpoint {self.shown} answered without choices: "
                                 f"{_one_line(raw[:200].decode('utf-8', 'replace'))}")
         message = _object(choices[0].get("message"))
-        # Position stands in for the index the non-streaming format does not have.
         calls = [{**c, "index": i} for i, c in enumerate(_listed(message.get("tool_calls")))
-                 if isinstance(c, dict)]
+                 if isinstance(c, dict)]   # the position stands in for the index that bodies lack
         reply.add_delta({**message, "tool_calls": calls})
         reply.finish_reason = choices[0].get("finish_reason") or "stop"
         reply.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
@@ -5750,9 +5745,8 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
 class _HTTPDownstream:
     """``bridge --listen``: Streamable HTTP on a loopback port (POST /mcp, both eras) in front of one
     _Bridge. A bearer token is required unless ``token`` is None, Host and Origin must name this listener
-    (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the request asks for progress or may
-    meet a server request on the way; what the bridge sends meanwhile goes to that stream (by progress
-    token, else the newest stream)."""
+    (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the request wants progress or may meet
+    a server request; what the bridge sends meanwhile goes to its progress token's stream, else the newest."""
 
     def __init__(self, connect: Callable[..., Client], token: str | None) -> None:
         self.bridge = _Bridge(connect, self.send)
