@@ -4981,10 +4981,6 @@ class _Reply:
         return calls
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _error_text(raw: bytes) -> tuple[str, Any]:
     """The message and code of an error body, as one line: error.message (else error.type), error (a
     string), message, detail (FastAPI: a string, or [{loc, msg}]), [0].error.message (Gemini), or the text."""
@@ -5008,7 +5004,7 @@ def _error_text(raw: bytes) -> tuple[str, Any]:
         message += f" (and {len(detail) - 3} more)" if len(detail) > 3 else ""
     elif detail:
         message = str(detail)
-    return _one_line(message)[:1000], code
+    return " ".join(message.split())[:1000], code
 
 
 def _is_error_body(data: Any) -> bool:
@@ -5162,17 +5158,17 @@ class _ModelEndpoint:
                            url=self.url, error_code=code)
 
     def _read_body(self, raw: bytes, reply: _Reply) -> _Reply:
+        start = " ".join(raw[:200].decode("utf-8", "replace").split())   # for messages, on one line
         try:
             data = json.loads(raw)
         except ValueError:
             raise ProtocolError(f"the model endpoint {self.shown} answered with something that is "
-                                f"not JSON: {_one_line(raw[:200].decode('utf-8', 'replace'))}") from None
+                                f"not JSON: {start}") from None
         if _is_error_body(data):
             raise self._error_event(data)
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ProtocolError(f"the model endpoint {self.shown} answered without choices: "
-                                f"{_one_line(raw[:200].decode('utf-8', 'replace'))}")
+            raise ProtocolError(f"the model endpoint {self.shown} answered without choices: {start}")
         message = _object(choices[0].get("message"))
         calls = [{**c, "index": i} for i, c in enumerate(_listed(message.get("tool_calls")))
                  if isinstance(c, dict)]   # the position stands in for the index that bodies lack
@@ -5232,18 +5228,17 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
     """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint, which may
     call the tools of the MCP servers in ``clients``; returns the transcript.
 
-    ``clients``: a :class:`Servers`, or what it takes; those not connected yet are connected here
-    (concurrently, with ``reconnect=True``) and closed at the end; a server that fails is skipped.
-    ``api_key`` is sent only to ``base_url``. ``confirm(server, tool, arguments)`` (sync or async) is
-    asked before every tool call; a false answer tells the model the user declined. ``stream`` asks for
-    Server-Sent Events; ``on_text(piece)`` receives the answer text as it arrives (never reasoning).
-    ``on_event(kind, info)`` reports ``server_failed``, ``tools_changed``, ``request`` (before each model
-    request), ``retry``, ``fallback`` (asked again, for the rest of the run, without a field the server
-    refused, or unstreamed), ``reply``, ``tool_call``, ``tool_result`` and ``server_lost``. A longer tool
-    result than ``max_result_chars`` is cut for the model; ``timeout`` bounds each model request.
-    ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, or a tool the model must call (its MCP name,
-    ``server/tool`` or function name), ``"auto"`` after a step with calls. No answer after ``max_steps``
-    model requests is an error of kind ``agent``.
+    ``clients``: a :class:`Servers`, or what it takes; those not connected yet are connected here (with
+    ``reconnect=True``) and closed at the end; a server that fails is skipped. ``api_key`` is sent only to
+    ``base_url``. ``confirm(server, tool, arguments)`` (sync or async) is asked before every tool call; a
+    false answer tells the model the user declined. ``stream`` asks for SSE; ``on_text(piece)`` receives
+    the answer text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
+    ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked again, for
+    the rest of the run, without a field the server refused, or unstreamed), ``reply``, ``tool_call``,
+    ``tool_result`` and ``server_lost``. A longer tool result than ``max_result_chars`` is cut for the
+    model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
+    or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
+    step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function
     name -> server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model
@@ -5487,16 +5482,14 @@ class _Bridge:
     def __init__(self, connect: Callable[..., Client], send: Callable[[JSON], Awaitable[None]]) -> None:
         self.connect, self.send = connect, send
         self.era: str | None = None
-        self.declared: JSON = {}
-        self.info: JSON = dict(CLIENT_INFO)
+        self.declared, self.info = {}, dict(CLIENT_INFO)   # what the client said about itself
         self.client: Client | None = None
         self.ready: asyncio.Future | None = None
         self.work: dict[Any, asyncio.Task] = {}        # downstream request id -> its task
         self.asked: dict[int, asyncio.Future] = {}     # our requests to the downstream client
         self.calls: list[asyncio.Queue] = []           # modern calls that may need input
         self.parked: dict[str, tuple[asyncio.Future, asyncio.Queue, asyncio.Future, str]] = {}
-        self.next_id = 0
-        self.log_level: Any = None
+        self.next_id, self.log_level = 0, None
 
     def receive(self, message: Any) -> None:
         """Take one message from downstream; answers go out through ``send``."""
