@@ -4718,8 +4718,7 @@ class Servers:
             except (MCPError, OSError) as exc:
                 if name in self.failed:
                     delay = min(delay * 2, HEARTBEAT_BACKOFF_MAX)
-                else:
-                    await self._lose(name, exc)
+                await self._lose(name, exc)   # a no-op while it is out
 
     async def request(self, server: str, method: str, *args: Any, **kwargs: Any) -> Any:
         """Await ``Client.<method>(*args, **kwargs)`` of one server (``read_resource``, ...);
@@ -5181,12 +5180,10 @@ class _ModelEndpoint:
         events = 0
         async for kind, data, _id in response.events(_ChatSSEParser()):
             events += 1
-            if kind not in (None, "", "message", "error"):   # e.g. "ping": not ours
+            if kind not in (None, "", "message", "error") or not data.strip():   # e.g. "ping": not ours
                 continue
             if data.strip() == "[DONE]":
                 break
-            if not data.strip():
-                continue
             try:
                 chunk = json.loads(data)
             except ValueError:
@@ -5412,8 +5409,7 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     record.update(server=server_name, tool=tool)
     if arguments is None:
         return answer(f"Error: {problem}. Call {alias} again with a JSON object as arguments.")
-    problem = _argument_problem(arguments, offered[alias].get("inputSchema"))
-    if problem:
+    if problem := _argument_problem(arguments, offered[alias].get("inputSchema")):
         return answer(f"Error: invalid arguments for {alias}: {problem}.")
     if server_name in servers.failed:
         return answer(f"Error: the MCP server {server_name!r} is unavailable "
@@ -5517,7 +5513,6 @@ class _Bridge:
             await self.send(await self.reply(rid, method, params))
 
     async def reply(self, rid: Any, method: str, params: JSON) -> JSON:
-        """The response message to one downstream request."""
         try:
             return {"jsonrpc": "2.0", "id": rid, "result": await self.handle(method, params)}
         except RemoteError as exc:
