@@ -4785,9 +4785,7 @@ class _Blocking:
 
     def __getattr__(self, name: str) -> Any:   # the target's attributes; its coroutines blocking
         value = getattr(self.target, name)
-        if not inspect.iscoroutinefunction(value):
-            return value
-        return lambda *args, **kwargs: self._wait(value(*args, **kwargs))
+        return (lambda *a, **k: self._wait(value(*a, **k))) if inspect.iscoroutinefunction(value) else value
 
     def __enter__(self) -> Any:
         self._wait(self.target.__aenter__())
@@ -5528,14 +5526,24 @@ class _Bridge:
             self.era = MODERN_VERSION if META_VERSION in meta or method == "server/discover" else "legacy"
         if self.era == MODERN_VERSION and META_CAPABILITIES in meta:
             self.declared, self.info = _object(meta[META_CAPABILITIES]), _object(meta.get(META_CLIENT_INFO)) or self.info
-        if method == "initialize":
-            return await self._initialize(params)
+        if method == "initialize":   # a legacy client's handshake, answered from the upstream server's
+            self.declared = _object(params.get("capabilities"))
+            self.info = _object(params.get("clientInfo")) or self.info
+            client = await self.upstream()
+            asked = params.get("protocolVersion")
+            result = {"protocolVersion": asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[0],
+                      "capabilities": _era_caps(client.capabilities, "legacy"),
+                      "serverInfo": client.server_info or {"name": "mcpmini bridge", "version": __version__}}
+            return {**result, "instructions": client.instructions} if client.instructions else result
         if method == "ping":
             return {}
         client = await self.upstream()
         state = params.get("requestState")
-        if isinstance(state, str) and state in self.parked:
-            return await self._resume(state, params)
+        if isinstance(state, str) and state in self.parked:   # a parked call, retried with the input
+            running, inbox, answer, parked = self.parked.pop(state)
+            response = _object(params.get("inputResponses")).get("input")
+            _settle(answer, response if isinstance(response, dict) else {"action": "decline"})
+            return await self._with_inputs(running, parked, inbox)
         if client.era == "legacy":
             if method == "server/discover":
                 return self._shaped("server/discover", {
@@ -5574,16 +5582,6 @@ class _Bridge:
         if method in CACHEABLE_METHODS and result["resultType"] == "complete":
             result = {"ttlMs": 0, "cacheScope": "private", **result}
         return result
-
-    async def _initialize(self, params: JSON) -> JSON:
-        """A legacy client's handshake, answered from the upstream server's."""
-        self.declared, self.info = _object(params.get("capabilities")), _object(params.get("clientInfo")) or self.info
-        client = await self.upstream()
-        asked = params.get("protocolVersion")
-        result = {"protocolVersion": asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[0],
-                  "capabilities": _era_caps(client.capabilities, "legacy"),
-                  "serverInfo": client.server_info or {"name": "mcpmini bridge", "version": __version__}}
-        return {**result, "instructions": client.instructions} if client.instructions else result
 
     async def upstream(self) -> Client:
         """The upstream Client, connected on first use and again by the first request after
@@ -5669,12 +5667,6 @@ class _Bridge:
         if parked := self.parked.pop(state, None):
             _settle(parked[2], {"action": "cancel"})
             _quiet(parked[0])
-
-    async def _resume(self, state: str, params: JSON) -> JSON:
-        running, inbox, answer, method = self.parked.pop(state)
-        response = _object(params.get("inputResponses")).get("input")
-        _settle(answer, response if isinstance(response, dict) else {"action": "decline"})
-        return await self._with_inputs(running, method, inbox)
 
 
 def _parsed(data: bytes) -> Any:
@@ -5809,8 +5801,8 @@ class _HTTPDownstream:
             writer.write(_http_reply(200, _dumps(await work), {"Content-Type": "application/json", **extra}))
             gone.cancel()   # it may have read the first byte of the next request meanwhile
             with contextlib.suppress(asyncio.CancelledError):
-                await gone
-            return b"" if gone.cancelled() else gone.result()
+                return await gone
+            return b""
         events: asyncio.Queue = asyncio.Queue()
         self.streams.append((token, events))
         writer.write(_http_reply(200, None, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **extra}))
