@@ -5060,18 +5060,6 @@ class _ModelEndpoint:
         # server refused it (vLLM without auto tool choice), for the rest of the run.
         self.tool_choice: Any = "auto"
 
-    def body(self, messages: list[JSON], tools: list[JSON], stream: bool) -> JSON:
-        body: JSON = {"model": self.model, "messages": messages}
-        if tools:  # "tools": [] is a 400 at OpenAI, DeepSeek and vLLM
-            body["tools"] = tools
-            if self.tool_choice is not None:
-                body["tool_choice"] = self.tool_choice
-        if stream:
-            body["stream"] = True
-            if self.stream_options:  # only with stream: true, or OpenAI and vLLM refuse it
-                body["stream_options"] = {"include_usage": True}
-        return body
-
     async def complete(self, messages: list[JSON], tools: list[JSON], on_text: Callable[[str], Any] | None,
                        on_retry: Callable[[JSON], None]) -> _Reply:
         """One step. Retries 408/409/429/5xx and failed connections, never once ``on_text`` had
@@ -5081,8 +5069,7 @@ class _ModelEndpoint:
         while True:
             reply = _Reply(on_text)
             try:
-                return await asyncio.wait_for(self._once(self.body(messages, tools, stream), reply),
-                                              self.timeout)
+                return await asyncio.wait_for(self._once(messages, tools, stream, reply), self.timeout)
             except asyncio.TimeoutError:
                 raise RequestTimeout(f"the model request to {self.shown}", self.timeout) from None
             except _ModelError as exc:
@@ -5111,14 +5098,23 @@ class _ModelEndpoint:
             on_retry({"attempt": attempt, "delay": round(delay, 3), "reason": why})
             await asyncio.sleep(delay)
 
-    async def _once(self, body: JSON, reply: _Reply) -> _Reply:
+    async def _once(self, messages: list[JSON], tools: list[JSON], stream: bool, reply: _Reply) -> _Reply:
+        body: JSON = {"model": self.model, "messages": messages}
+        if tools:  # "tools": [] is a 400 at OpenAI, DeepSeek and vLLM
+            body["tools"] = tools
+            if self.tool_choice is not None:
+                body["tool_choice"] = self.tool_choice
+        if stream:
+            body["stream"] = True
+            if self.stream_options:  # only with stream: true, or OpenAI and vLLM refuse it
+                body["stream_options"] = {"include_usage": True}
         response = await _http_request("POST", self.url, headers=self.headers, body=_dumps(body),
                                        timeout=self.timeout)
         try:
             if not 200 <= response.status < 300:
                 raise self._status_error(response.status, response.headers, await response.read())
             kind = (response.headers.get("content-type") or "").lower()
-            if body.get("stream") and "event-stream" in kind:
+            if stream and "event-stream" in kind:
                 return await self._read_stream(response, reply)
             return self._read_body(await response.read(), reply)   # also when "stream": true was ignored
         finally:
@@ -5558,8 +5554,7 @@ class _Bridge:
                 self.log_level = level
                 await client.request("logging/setLevel", {"level": level})
             params = {**params, "_meta": {k: v for k, v in meta.items() if k not in MODERN_META}}
-            if not params["_meta"]:
-                del params["_meta"]
+            params = {k: v for k, v in params.items() if k != "_meta" or v}   # no empty _meta
             if self.era == MODERN_VERSION and method in INPUT_METHODS:
                 return await self._with_inputs(client.request(method, params, complete=True), method)
         elif method == "logging/setLevel":    # 2026-07-28: a level per request instead
