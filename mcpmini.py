@@ -5453,13 +5453,10 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
 
 def _era_caps(caps: Any, era: str | None) -> JSON:
     """Capabilities for ``era``: 2026-07-28 has no tasks, roots without listChanged; legacy no extensions."""
-    caps = dict(_object(caps))
-    if era == MODERN_VERSION:
-        caps.pop("tasks", None)
-        if isinstance(caps.get("roots"), dict):
-            caps["roots"] = {}
-    else:
-        caps.pop("extensions", None)
+    dropped = "tasks" if era == MODERN_VERSION else "extensions"
+    caps = {k: v for k, v in _object(caps).items() if k != dropped}
+    if era == MODERN_VERSION and isinstance(caps.get("roots"), dict):
+        caps["roots"] = {}
     return caps
 
 
@@ -5595,8 +5592,6 @@ class _Bridge:
             task.cancel()
         if self.client is not None:   # a legacy HTTP session is DELETEd; a stdio server not waited for
             await self.client.close(fast=self.client.transport == "stdio")
-
-    # What the upstream server sends ---------------------------------------------------------
 
     def _notified_upstream(self, method: str, params: JSON) -> None:
         """Progress (with the client's own token) and logs go back; a modern client gets nothing else."""
@@ -5805,13 +5800,12 @@ class _HTTPDownstream:
             while True:
                 getter = asyncio.ensure_future(events.get())
                 await asyncio.wait({work, gone, getter}, return_when=asyncio.FIRST_COMPLETED)
-                if getter.done():
-                    writer.write(b"event: message\ndata: " + _dumps(getter.result()) + b"\n\n")
-                    continue
+                source = getter if getter.done() else work   # what the bridge sent first, then the answer
                 getter.cancel()
-                if work.done():
-                    writer.write(b"event: message\ndata: " + _dumps(work.result()) + b"\n\n")
-                return None   # answered, or the client hung up: an SSE reply ends its connection
+                if source.done():
+                    writer.write(b"event: message\ndata: " + _dumps(source.result()) + b"\n\n")
+                if source is work:
+                    return None   # answered, or the client hung up: an SSE reply ends its connection
         finally:
             self.streams.remove((token, events))
             work.cancel()
