@@ -5033,8 +5033,7 @@ def _backoff(attempt: int) -> float:
 
 
 class _ChatSSEParser(_SSEParser):
-    """SSE as model servers send it: llama.cpp reports a failure with a non-standard
-    ``error: {...}`` line, which WHATWG parsers drop silently; here it is an ``error`` event."""
+    """SSE where llama.cpp's non-standard ``error: {...}`` line (WHATWG drops it) is an ``error`` event."""
 
     def _process(self, line: bytes, events: list[tuple[str, str, str]]) -> None:
         if line.startswith(b"error:"):
@@ -5422,7 +5421,7 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     except RemoteError as exc:
         return answer(f"Error: the tool failed with JSON-RPC error {exc.code}: {exc.message}")
     except (MCPError, OSError) as exc:
-            # reconnect=True retried once already: a server gone again is lost (server_lost) for the run
+        # reconnect=True retried once already: a server gone again is lost (server_lost) for the run
         if server_name in servers.failed:
             return answer(f"Error: the MCP server {server_name!r} failed: {exc}")
         return answer(f"Error: {exc}")
@@ -5504,6 +5503,7 @@ class _Bridge:
             await self.send(await self.reply(rid, method, params))
 
     async def reply(self, rid: Any, method: str, params: JSON) -> JSON:
+        """The response message to one downstream request."""
         try:
             return {"jsonrpc": "2.0", "id": rid, "result": await self.handle(method, params)}
         except RemoteError as exc:
@@ -5576,8 +5576,7 @@ class _Bridge:
         return result
 
     async def upstream(self) -> Client:
-        """The upstream Client, connected on first use and again by the first request after
-        the connection failed or was lost (what was in flight then failed with the cause)."""
+        """The upstream Client, connected on first use and again after its connection failed or was lost."""
         if self.client is None:
             self.client = self.connect(_era_caps(self.declared, None), self.info, self._asked_upstream,
                                        self._notified_upstream)
@@ -5588,6 +5587,7 @@ class _Bridge:
         return self.client
 
     async def close(self) -> None:
+        """Cancel the downstream requests in progress; close the upstream Client."""
         for task in list(self.work.values()):
             task.cancel()
         if self.client is not None:   # a legacy HTTP session is DELETEd; a stdio server not waited for
