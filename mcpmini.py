@@ -4235,8 +4235,8 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
 
 
 # -- Many servers -----------------------------------------------------------------------------
-# `Servers` opens many servers at once and keeps each one's failure to itself (`run_agent` is
-# built on it); `SyncClient` and `SyncServers` are their blocking forms.
+# `Servers` opens many servers at once, each failing alone (`run_agent` is built on it);
+# `SyncClient` and `SyncServers` are the blocking forms.
 
 
 def _function_names(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
@@ -4271,19 +4271,17 @@ def _why(exc: BaseException) -> str:
 class Servers:
     """Many MCP servers at once, as an async context manager.
 
-    ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of
-    :class:`Client` objects (connected or not) or of what ``Client()`` takes. Entering connects
-    them concurrently; one that cannot be built or connected goes to ``failed`` (name ->
-    exception), the others stay usable (``clients``). Clients built here get ``timeout``,
-    ``options`` and ``reconnect=True`` unless ``heartbeat`` (seconds): then idle connections are
-    pinged at that rate, and a lost server is reconnected in the background with backoff (calls
-    to it fail at once, with the cause). ``on_event(kind, info)`` reports ``server_failed``,
-    ``server_lost`` and ``server_back``. ``list_tools()`` (and resources, prompts): every usable
-    server's, each item with a ``server`` key; ``request(server, "read_resource", uri)`` and the like."""
+    ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of :class:`Client`
+    objects (connected or not) or of what ``Client()`` takes. Entering connects them concurrently; one
+    that cannot be built or connected goes to ``failed`` (name -> exception), the others stay usable
+    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` unless
+    ``heartbeat`` (seconds): then idle connections are pinged at that rate, and a lost server is
+    reconnected in the background with backoff (calls to it fail at once, with the cause).
+    ``on_event(kind, info)`` reports ``server_failed``, ``server_lost`` and ``server_back``.
+    ``list_tools()`` (and resources, prompts): every usable server's, each item with a ``server`` key."""
 
-    def __init__(self, servers: Any = (), *, timeout: float | None = None,
-                 heartbeat: float | None = None, on_event: Callable[[str, JSON], Any] | None = None,
-                 **options: Any) -> None:
+    def __init__(self, servers: Any = (), *, timeout: float | None = None, heartbeat: float | None = None,
+                 on_event: Callable[[str, JSON], Any] | None = None, **options: Any) -> None:
         self.heartbeat, self.on_event = heartbeat, on_event
         self.failed: dict[str, BaseException] = {}
         self.tools: dict[str, list[JSON]] = {}   # by server: its last list_tools()
@@ -4370,8 +4368,7 @@ class Servers:
             except (MCPError, OSError) as exc:
                 if name in self.failed:
                     delay = min(delay * 2, HEARTBEAT_BACKOFF_MAX)
-                else:
-                    await self._lose(name, exc)
+                await self._lose(name, exc)   # a no-op while it is out
 
     async def request(self, server: str, method: str, *args: Any, **kwargs: Any) -> Any:
         """Await ``Client.<method>(*args, **kwargs)`` of one server (``read_resource``, ...);
@@ -4418,8 +4415,7 @@ class Servers:
         return await self._each("list_prompts")
 
     def qualified_names(self) -> dict[str, tuple[str, str]]:
-        """The names the agent gives the tools of the last :meth:`list_tools` (``server_tool``,
-        unique) -> (server, MCP tool name)."""
+        """The agent's unique function names for the last :meth:`list_tools` -> (server, MCP tool name)."""
         return _function_names([(name, tool) for name in self.clients for tool in
                                 dict.fromkeys(t["name"] for t in self.tools.get(name, []))])
 
@@ -4439,9 +4435,7 @@ class _Blocking:
 
     def __getattr__(self, name: str) -> Any:   # the target's attributes; its coroutines blocking
         value = getattr(self.target, name)
-        if not inspect.iscoroutinefunction(value):
-            return value
-        return lambda *args, **kwargs: self._wait(value(*args, **kwargs))
+        return (lambda *a, **k: self._wait(value(*a, **k))) if inspect.iscoroutinefunction(value) else value
 
     def __enter__(self) -> Any:
         self._wait(self.target.__aenter__())
@@ -4492,45 +4486,37 @@ class SyncServers(_Blocking):
 
 
 # -- Agent ------------------------------------------------------------------------------------
-# `run_agent`: a small loop over any OpenAI-compatible Chat Completions endpoint.
+# `run_agent`: a small loop over any OpenAI-compatible Chat Completions endpoint (no argparse, no printing).
 #
 #     question ─► model ─► reply with tool_calls? ─ no ──► answer
 #                   ▲                 │ yes
 #                   └── one "tool" message per call ◄── MCP tools/call (concurrently)
 #
-# Only failures of the model endpoint stop the loop: everything that goes wrong with a tool
-# (bad arguments, unknown name, isError, JSON-RPC errors, a server that died twice) is told
-# to the model as the tool's answer, so that it can correct itself. No argparse, no printing.
+# Only failures of the model endpoint stop the loop: whatever goes wrong with a tool (bad arguments, unknown
+# name, isError, JSON-RPC errors, a server that died twice) is the tool's answer, so the model can correct it.
 
 
 # Tools for the model -------------------------------------------------------------------------
 
 def _parameters(schema: Any) -> JSON:
-    """An MCP ``inputSchema`` as OpenAI-compatible ``parameters``: a deep copy (the server's
-    own schema is never modified) with an object root, ``properties``, array ``items``, and
-    no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
+    """An MCP ``inputSchema`` as OpenAI ``parameters``: a deep copy with an object root, ``properties``,
+    array ``items``, and no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
     out = _loads(_dumps(schema)) if isinstance(schema, dict) else {}
     _add_items(out)
-    out.pop("$schema", None)
-    out.pop("$id", None)
-    out["type"] = "object"
-    if not isinstance(out.get("properties"), dict):
-        out["properties"] = {}
-    return out
+    out = {k: v for k, v in out.items() if k not in ("$schema", "$id")}
+    return {**out, "type": "object", "properties": _object(out.get("properties"))}
 
 
 def _add_items(schema: Any) -> None:
-    """Give every array (sub)schema without ``items`` an empty one, in place: OpenAI refuses
-    it otherwise ("array schema missing items")."""
+    """Give every array (sub)schema an ``items``, in place: OpenAI refuses "array schema missing items"."""
     if not isinstance(schema, dict):
         return
     for key, value in schema.items():
+        subs: Any = ()
         if (key == "properties" or key in SCHEMA_MAP) and isinstance(value, dict):
-            subs: Any = value.values()
+            subs = value.values()
         elif key in SCHEMA_LIST and isinstance(value, list) or key in SCHEMA_ONE:
             subs = value if isinstance(value, list) else [value]
-        else:
-            continue
         for sub in subs:
             _add_items(sub)
     kind = schema.get("type")
@@ -4544,13 +4530,11 @@ def _function_tool(alias: str, tool: JSON) -> JSON:
     if isinstance(text, str) and text:
         cut = AGENT_MAX_DESCRIPTION
         function["description"] = text if len(text) <= cut else text[:cut - 1] + "…"
-    function["parameters"] = _parameters(tool.get("inputSchema"))
-    return {"type": "function", "function": function}
+    return {"type": "function", "function": {**function, "parameters": _parameters(tool.get("inputSchema"))}}
 
 
 def _without_hidden(value: Any) -> Any:
-    """A JSON value with the invisible formatting characters (HIDDEN_TEXT) removed from every
-    string: nothing a model reads may carry text its user cannot see."""
+    """``value`` without invisible characters (HIDDEN_TEXT): a model must not read what its user can't see."""
     if isinstance(value, str):
         return HIDDEN_TEXT.sub("", value)
     if isinstance(value, dict):
@@ -4573,8 +4557,7 @@ def _system_prompt(system: str | None, instructions: list[tuple[str, str]]) -> s
 # The model endpoint --------------------------------------------------------------------------
 
 class _Reply:
-    """One model reply, assembled from a JSON body or from stream chunks; its answer text
-    goes to ``on_text`` as it comes."""
+    """One model reply, from a JSON body or stream chunks; its answer text goes to ``on_text`` as it comes."""
 
     def __init__(self, on_text: Callable[[str], Any] | None = None) -> None:
         self.on_text = on_text
@@ -4603,8 +4586,7 @@ class _Reply:
             old = self.extra.get(key)   # reasoning_content arrives in pieces
             joined = isinstance(value, (str, list)) and type(old) is type(value)
             self.extra[key] = old + value if joined else value
-        calls = delta.get("tool_calls")
-        for call in calls if isinstance(calls, list) else []:
+        for call in _listed(delta.get("tool_calls")):
             if isinstance(call, dict):
                 self._add_call(call)
         return piece
@@ -4646,37 +4628,30 @@ class _Reply:
         return calls
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _error_text(raw: bytes) -> tuple[str, Any]:
-    """The message and code of an error body, as one line: error.message (else error.type),
-    error (a string), message, detail (FastAPI: a string, or a list of {loc, msg}),
-    [0].error.message (Gemini's arrays), else the start of the text."""
+    """The message and code of an error body, as one line: error.message (else error.type), error (a
+    string), message, detail (FastAPI: a string, or [{loc, msg}]), [0].error.message (Gemini), or the text."""
     text = raw.decode("utf-8", "replace").strip()
     try:
         data = json.loads(text)
     except ValueError:
         data = None
-    if isinstance(data, list) and data and isinstance(data[0], dict):
-        data = data[0]
+    data = _object(data[0] if isinstance(data, list) and data else data)   # Gemini's arrays
     message, code = text[:300] or "(empty body)", None
-    if isinstance(data, dict):
-        error, detail = data.get("error"), data.get("detail")
-        if isinstance(error, dict) and (error.get("message") or error.get("type")):
-            message, code = str(error.get("message") or error["type"]), error.get("code")
-        elif isinstance(error, str) and error:
-            message, code = error, data.get("code")
-        elif data.get("message"):
-            message, code = str(data["message"]), data.get("code")
-        elif isinstance(detail, list) and detail:    # pydantic: one entry per failed check
-            message = "; ".join(f"{'.'.join(map(str, d.get('loc') or ()))}: {d.get('msg')}"
-                                if isinstance(d, dict) else str(d) for d in detail[:3])
-            message += f" (and {len(detail) - 3} more)" if len(detail) > 3 else ""
-        elif detail:
-            message = str(detail)
-    return _one_line(message)[:1000], code
+    error, detail = data.get("error"), data.get("detail")
+    if isinstance(error, dict) and (error.get("message") or error.get("type")):
+        message, code = str(error.get("message") or error["type"]), error.get("code")
+    elif isinstance(error, str) and error:
+        message, code = error, data.get("code")
+    elif data.get("message"):
+        message, code = str(data["message"]), data.get("code")
+    elif isinstance(detail, list) and detail:    # pydantic: one entry per failed check
+        message = "; ".join(f"{'.'.join(map(str, d.get('loc') or ()))}: {d.get('msg')}"
+                            if isinstance(d, dict) else str(d) for d in detail[:3])
+        message += f" (and {len(detail) - 3} more)" if len(detail) > 3 else ""
+    elif detail:
+        message = str(detail)
+    return " ".join(message.split())[:1000], code
 
 
 def _is_error_body(data: Any) -> bool:
@@ -4708,8 +4683,7 @@ def _backoff(attempt: int) -> float:
 
 
 class _ChatSSEParser(_SSEParser):
-    """SSE as model servers send it: llama.cpp reports a failure with a non-standard
-    ``error: {...}`` line, which WHATWG parsers drop silently; here it is an ``error`` event."""
+    """SSE where llama.cpp's non-standard ``error: {...}`` line (WHATWG drops it) is an ``error`` event."""
 
     def _process(self, line: bytes, events: list[tuple[str, str, str]]) -> None:
         if line.startswith(b"error:"):
@@ -4735,20 +4709,7 @@ class _ModelEndpoint:
         # server refused it (vLLM without auto tool choice), for the rest of the run.
         self.tool_choice: Any = "auto"
 
-    def body(self, messages: list[JSON], tools: list[JSON], stream: bool) -> JSON:
-        body: JSON = {"model": self.model, "messages": messages}
-        if tools:  # "tools": [] is a 400 at OpenAI, DeepSeek and vLLM
-            body["tools"] = tools
-            if self.tool_choice is not None:
-                body["tool_choice"] = self.tool_choice
-        if stream:
-            body["stream"] = True
-            if self.stream_options:  # only with stream: true, or OpenAI and vLLM refuse it
-                body["stream_options"] = {"include_usage": True}
-        return body
-
-    async def complete(self, messages: list[JSON], tools: list[JSON],
-                       on_text: Callable[[str], Any] | None,
+    async def complete(self, messages: list[JSON], tools: list[JSON], on_text: Callable[[str], Any] | None,
                        on_retry: Callable[[JSON], None]) -> _Reply:
         """One step. Retries 408/409/429/5xx and failed connections, never once ``on_text`` had
         answer text; a 400 about ``stream_options`` or ``tool_choice`` once without that field, and
@@ -4757,8 +4718,7 @@ class _ModelEndpoint:
         while True:
             reply = _Reply(on_text)
             try:
-                return await asyncio.wait_for(self._once(self.body(messages, tools, stream), reply),
-                                              self.timeout)
+                return await asyncio.wait_for(self._once(messages, tools, stream, reply), self.timeout)
             except asyncio.TimeoutError:
                 raise RequestTimeout(f"the model request to {self.shown}", self.timeout) from None
             except _ModelError as exc:
@@ -4766,8 +4726,7 @@ class _ModelEndpoint:
                 if exc.status == 400 and not reply.printed:
                     if stream and self.stream_options and "stream_options" in str(exc):
                         field, self.stream_options = "stream_options", False   # an old server
-                    elif (tools and self.tool_choice is not None
-                          and re.search(r"(?i)tool[ _-]?choice", str(exc))):
+                    elif tools and self.tool_choice and re.search(r"(?i)tool[ _-]?choice", str(exc)):
                         field, self.tool_choice = "tool_choice", None
                 if field:
                     on_retry({"fallback": field, "reason": f"{str(exc)}; asking again without {field}"})
@@ -4788,17 +4747,25 @@ class _ModelEndpoint:
             on_retry({"attempt": attempt, "delay": round(delay, 3), "reason": why})
             await asyncio.sleep(delay)
 
-    async def _once(self, body: JSON, reply: _Reply) -> _Reply:
+    async def _once(self, messages: list[JSON], tools: list[JSON], stream: bool, reply: _Reply) -> _Reply:
+        body: JSON = {"model": self.model, "messages": messages}
+        if tools:  # "tools": [] is a 400 at OpenAI, DeepSeek and vLLM
+            body["tools"] = tools
+            if self.tool_choice is not None:
+                body["tool_choice"] = self.tool_choice
+        if stream:
+            body["stream"] = True
+            if self.stream_options:  # only with stream: true, or OpenAI and vLLM refuse it
+                body["stream_options"] = {"include_usage": True}
         response = await _http_request("POST", self.url, headers=self.headers, body=_dumps(body),
                                        timeout=self.timeout)
         try:
             if not 200 <= response.status < 300:
                 raise self._status_error(response.status, response.headers, await response.read())
             kind = (response.headers.get("content-type") or "").lower()
-            if body.get("stream") and "event-stream" in kind:
+            if stream and "event-stream" in kind:
                 return await self._read_stream(response, reply)
-            # Not a stream (also when a server ignores "stream": true): one JSON body.
-            return self._read_body(await response.read(), reply)
+            return self._read_body(await response.read(), reply)   # also when "stream": true was ignored
         finally:
             response.close()
 
@@ -4808,9 +4775,8 @@ class _ModelEndpoint:
         if status in (401, 403):
             key = self.api_key or ""
             masked = f"{key[:3]}…{key[-4:]}" if len(key) >= 16 else ("***" if key else "none")
-            return AuthError(f"{where} refused the request (HTTP {status}: {message}); check "
-                             f"OPENAI_API_KEY (key: {masked}) and --base-url", status=status,
-                             url=self.url)
+            return AuthError(f"{where} refused the request (HTTP {status}: {message}); check OPENAI_API_KEY "
+                             f"(key: {masked}) and --base-url", status=status, url=self.url)
         hint = ""
         if status == 404:
             hint = (f"; check the model name {self.model!r} and the base URL (most servers "
@@ -4834,24 +4800,21 @@ class _ModelEndpoint:
                            url=self.url, error_code=code)
 
     def _read_body(self, raw: bytes, reply: _Reply) -> _Reply:
+        start = " ".join(raw[:200].decode("utf-8", "replace").split())   # for messages, on one line
         try:
             data = json.loads(raw)
         except ValueError:
             raise ProtocolError(f"the model endpoint {self.shown} answered with something that is "
-                                f"not JSON: {_one_line(raw[:200].decode('utf-8', 'replace'))}") from None
+                                f"not JSON: {start}") from None
         if _is_error_body(data):
             raise self._error_event(data)
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ProtocolError(f"the model endpoint {self.shown} answered without choices: "
-                                f"{_one_line(raw[:200].decode('utf-8', 'replace'))}")
+            raise ProtocolError(f"the model endpoint {self.shown} answered without choices: {start}")
         message = _object(choices[0].get("message"))
-        # Position stands in for the index the non-streaming format does not have.
-        calls = message.get("tool_calls")
-        if isinstance(calls, list):
-            message = {**message, "tool_calls": [
-                {**c, "index": i} for i, c in enumerate(calls) if isinstance(c, dict)]}
-        reply.add_delta(message)
+        calls = [{**c, "index": i} for i, c in enumerate(_listed(message.get("tool_calls")))
+                 if isinstance(c, dict)]   # the position stands in for the index that bodies lack
+        reply.add_delta({**message, "tool_calls": calls})
         reply.finish_reason = choices[0].get("finish_reason") or "stop"
         reply.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
         return reply
@@ -4860,12 +4823,10 @@ class _ModelEndpoint:
         events = 0
         async for kind, data, _id in response.events(_ChatSSEParser()):
             events += 1
-            if kind not in (None, "", "message", "error"):   # e.g. "ping": not ours
+            if kind not in (None, "", "message", "error") or not data.strip():   # e.g. "ping": not ours
                 continue
             if data.strip() == "[DONE]":
                 break
-            if not data.strip():
-                continue
             try:
                 chunk = json.loads(data)
             except ValueError:
@@ -4878,8 +4839,7 @@ class _ModelEndpoint:
             chunk = _object(chunk)
             if isinstance(chunk.get("usage"), dict):    # the last one wins
                 reply.usage = chunk["usage"]
-            choices = chunk.get("choices")
-            choices = [c for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
+            choices = [c for c in _listed(chunk.get("choices")) if isinstance(c, dict)]
             if not choices:
                 continue
             choice = next((c for c in choices if c.get("index", 0) == 0), choices[0])
@@ -4887,8 +4847,7 @@ class _ModelEndpoint:
             if choice.get("finish_reason"):
                 reply.finish_reason = choice["finish_reason"]
         if not events:
-            raise _EmptyStream(f"the model endpoint {self.shown} ended its stream before its "
-                               "first event")
+            raise _EmptyStream(f"the model endpoint {self.shown} ended its stream before its first event")
         if reply.finish_reason is None:
             # Ollama says nothing when it fails mid-stream; proxies cut connections. Either
             # way the calls may be partial: never run them.
@@ -4900,45 +4859,37 @@ class _ModelEndpoint:
 
 # The loop ------------------------------------------------------------------------------------
 
-async def run_agent(question: str, clients: Any = (), *, model: str,
-                    base_url: str = OPENAI_BASE_URL, api_key: str | None = None,
-                    max_steps: int = AGENT_MAX_STEPS, system: str | None = None,
-                    confirm: Callable[[str, str, JSON], Any] | None = None,
-                    stream: bool = True, on_text: Callable[[str], Any] | None = None,
-                    on_event: Callable[[str, JSON], Any] | None = None,
-                    max_result_chars: int = AGENT_MAX_RESULT_CHARS,
-                    timeout: float = AGENT_MODEL_TIMEOUT, tool_choice: str = "auto") -> JSON:
-    """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint,
-    which may call the tools of the MCP servers in ``clients``; returns the transcript.
+async def run_agent(question: str, clients: Any = (), *, model: str, base_url: str = OPENAI_BASE_URL,
+                    api_key: str | None = None, max_steps: int = AGENT_MAX_STEPS, system: str | None = None,
+                    confirm: Callable[[str, str, JSON], Any] | None = None, stream: bool = True,
+                    on_text: Callable[[str], Any] | None = None, tool_choice: str = "auto",
+                    on_event: Callable[[str, JSON], Any] | None = None, timeout: float = AGENT_MODEL_TIMEOUT,
+                    max_result_chars: int = AGENT_MAX_RESULT_CHARS) -> JSON:
+    """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint, which may
+    call the tools of the MCP servers in ``clients``; returns the transcript.
 
-    ``clients``: a :class:`Servers`, or what it takes; those not connected yet are connected
-    here (concurrently, with ``reconnect=True``) and closed at the end; a server that fails is
-    skipped. ``api_key`` is sent only to ``base_url``. ``confirm(server, tool, arguments)``
-    (sync or async) is asked before every tool call; a false answer tells the model the user
-    declined. ``stream`` asks for Server-Sent Events; ``on_text(piece)`` receives the answer
-    text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
-    ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked
-    again, for the rest of the run, without a field the server refused, or unstreamed),
-    ``reply``, ``tool_call``, ``tool_result`` and ``server_lost``. A longer tool result than
-    ``max_result_chars`` is cut for the model; ``timeout`` bounds each model request.
-    ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, or a tool the model must call (its
-    MCP name, ``server/tool`` or function name), ``"auto"`` after a step with calls. No answer
-    after ``max_steps`` model requests is an error of kind ``agent``.
+    ``clients``: a :class:`Servers`, or what it takes; those not connected yet are connected here (with
+    ``reconnect=True``) and closed at the end; a server that fails is skipped. ``api_key`` is sent only to
+    ``base_url``. ``confirm(server, tool, arguments)`` (sync or async) is asked before every tool call; a
+    false answer tells the model the user declined. ``stream`` asks for SSE; ``on_text(piece)`` receives
+    the answer text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
+    ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked again, for
+    the rest of the run, without a field the server refused, or unstreamed), ``reply``, ``tool_call``,
+    ``tool_result`` and ``server_lost``. A longer tool result than ``max_result_chars`` is cut for the
+    model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
+    or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
+    step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``.
 
-    The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools``
-    (function name -> server and MCP name), ``messages`` (as last sent, plus the answer),
-    ``steps`` (per model request: seconds, finish_reason, usage, retries, tool calls with their
-    results), ``usage`` and ``seconds``. An exception raised here carries the transcript so far
-    as ``.transcript``.
-    """
-    if max_steps < 1:
-        raise ValueError("max_steps must be at least 1")
-    if max_result_chars < 1:
-        raise ValueError("max_result_chars must be at least 1")
+    The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function
+    name -> server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model
+    request: seconds, finish_reason, usage, retries, tool calls with their results), ``usage`` and
+    ``seconds``. An exception raised here carries the transcript so far as ``.transcript``."""
+    for name, value in (("max_steps", max_steps), ("max_result_chars", max_result_chars)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1")
     started = time.monotonic()
-    transcript: JSON = {"question": question, "model": model, "base_url": base_url,
-                        "answer": None, "servers": {}, "tools": {}, "messages": [], "steps": [],
-                        "usage": {}, "seconds": 0.0}
+    transcript: JSON = {"question": question, "model": model, "base_url": base_url, "answer": None,
+                        "servers": {}, "tools": {}, "messages": [], "steps": [], "usage": {}, "seconds": 0.0}
     endpoint = _ModelEndpoint(base_url, api_key, model, stream=stream, timeout=timeout)
     own = not isinstance(clients, Servers)   # then it closes what it connects (fast on Ctrl-C)
     servers = Servers(clients, on_event=on_event) if own else clients
@@ -4974,17 +4925,16 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
     for name in servers.clients:   # hidden text is how tool poisoning hides its instructions
         hidden = [t["name"] for t in servers.tools.get(name, []) if _without_hidden(t) != t]
         if hidden:
-            log.warning("%s: removed invisible characters from tool(s) %s before the model saw "
-                        "them (a way to hide instructions)", name,
-                        ", ".join(_visible(n, one_line=True) for n in hidden))
+            log.warning("%s: removed invisible characters from tool(s) %s before the model saw them "
+                        "(a way to hide instructions)", name, ", ".join(_visible(n, True) for n in hidden))
     if len(tools) > 128:
         log.warning("%d tools: OpenAI accepts at most 128 (choose servers with --server)", len(tools))
     return offered, tools
 
 
 def _tool_choice(choice: str, offered: dict[str, JSON]) -> Any:
-    """``tool_choice`` as sent: a mode as it is; a tool (its function name, MCP name or
-    ``server/tool``) as the named-function object, with the function name the agent uses."""
+    """``tool_choice`` as sent: a mode as it is; a tool (function name, MCP name or ``server/tool``) as the
+    named-function object, with the agent's function name."""
     if choice in ("auto", "required", "none"):
         return choice
     names = {alias: (t["name"], f"{t['server']}/{t['name']}") for alias, t in offered.items()}
@@ -4994,18 +4944,6 @@ def _tool_choice(choice: str, offered: dict[str, JSON]) -> Any:
                "tool" + _did_you_mean(choice, [n for two in names.values() for n in two]))
         raise ConfigError(f"tool_choice {choice!r} {why} (or use auto, required or none)")
     return {"type": "function", "function": {"name": found[0]}}
-
-
-def _history_arguments(calls: list[JSON]) -> list[tuple[JSON | None, str | None]]:
-    """Parse each call's arguments, and leave a JSON object text in the history, even for calls
-    that never run (Ollama answers 400 to broken JSON there)."""
-    parsed = [_parse_arguments(c["function"]["arguments"]) for c in calls]
-    for call, (arguments, _) in zip(calls, parsed):
-        if arguments is None:
-            call["function"]["arguments"] = "{}"
-        elif not call["function"]["arguments"].lstrip().startswith("{"):   # it parsed: "{" means an object
-            call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
-    return parsed
 
 
 async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint, transcript: JSON, *,
@@ -5041,12 +4979,9 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                 if isinstance(value, int) and not isinstance(value, bool):
                     totals[key] = totals.get(key, 0) + value
         calls = reply.tool_calls()
-        parsed = _history_arguments(calls)
         text = "".join(reply.text) or "".join(reply.refusal)
-        # Always a string: vLLM (chat_utils.py) takes a string, null or no content; Ollama
-        # (openai/openai.go) a string, or null/none only beside tool_calls (then it drops their
-        # ids); llama.cpp's server (server-common.cpp, chat.cpp) a string, null, or none beside
-        # tool_calls; llama-cpp-python only a string (null and none are HTTP 500s).
+        # Always a string: llama-cpp-python takes nothing else (null and none are HTTP 500s); Ollama
+        # drops the ids of tool_calls beside null or no content; vLLM and llama.cpp take all three.
         messages.append({"role": "assistant", "content": text, **reply.extra,
                          **({"tool_calls": calls} if calls else {})})
         record["content"] = text
@@ -5060,9 +4995,8 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                               f"wanted to call tools; raise --max-steps (now {max_steps})")
         cut_short = reply.finish_reason == "length"
         results = await asyncio.gather(*(
-            _run_call(call, i, parsed[i], offered, servers, cut_short=cut_short, confirm=confirm,
-                      on_event=on_event, max_result_chars=max_result_chars)
-            for i, call in enumerate(calls)))
+            _run_call(c, i, offered, servers, cut_short=cut_short, confirm=confirm, on_event=on_event,
+                      max_result_chars=max_result_chars) for i, c in enumerate(calls)))
         record["tool_calls"] = [r for _, r in results]
         if endpoint.tool_choice not in (None, "none"):   # a forced call was made: free to answer
             endpoint.tool_choice = "auto"
@@ -5088,21 +5022,20 @@ def _parse_arguments(text: str) -> tuple[JSON | None, str | None]:
     return value, None
 
 
-async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | None],
-                    offered: dict[str, JSON], servers: Servers, *, cut_short: bool,
-                    confirm: Callable[[str, str, JSON], Any] | None,
+async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers: Servers, *,
+                    cut_short: bool, confirm: Callable[[str, str, JSON], Any] | None,
                     on_event: Callable[[str, JSON], Any] | None, max_result_chars: int) -> tuple[str, JSON]:
-    """Run one tool call; its tool-message content (errors included) and its record.
-    ``parsed`` is (arguments, problem) from _parse_arguments of what the model wrote."""
-    alias = call["function"]["name"]
-    arguments, problem = parsed
+    """Run one tool call; its tool-message content (errors included) and its record."""
+    function, alias = call["function"], call["function"]["name"]
+    arguments, problem = _parse_arguments(function["arguments"])
+    if arguments is None or not function["arguments"].lstrip().startswith("{"):
+        # a JSON object text in the history, even for calls never run (Ollama answers 400 to broken JSON)
+        function["arguments"] = json.dumps(arguments or {}, ensure_ascii=False)
     record: JSON = {"id": call["id"], "function": alias, "arguments": arguments}
     began = time.monotonic()
 
-    def answer(text: str, is_error: bool = True, cut: int = 0) -> tuple[str, JSON]:
+    def answer(text: str, is_error: bool = True) -> tuple[str, JSON]:
         record.update(content=text, is_error=is_error, seconds=round(time.monotonic() - began, 3))
-        if cut:
-            record["cut_chars"] = cut
         _emit(on_event, "tool_result", id=call["id"], server=record.get("server"),
               tool=record.get("tool"), is_error=is_error, seconds=record["seconds"])
         return text, record
@@ -5119,8 +5052,7 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
     record.update(server=server_name, tool=tool)
     if arguments is None:
         return answer(f"Error: {problem}. Call {alias} again with a JSON object as arguments.")
-    problem = _argument_problem(arguments, offered[alias].get("inputSchema"))
-    if problem:
+    if problem := _argument_problem(arguments, offered[alias].get("inputSchema")):
         return answer(f"Error: invalid arguments for {alias}: {problem}.")
     if server_name in servers.failed:
         return answer(f"Error: the MCP server {server_name!r} is unavailable "
@@ -5139,8 +5071,7 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
     except RemoteError as exc:
         return answer(f"Error: the tool failed with JSON-RPC error {exc.code}: {exc.message}")
     except (MCPError, OSError) as exc:
-        # The client already reconnected once (reconnect=True): a server whose connection is
-        # gone again was lost by Servers (server_lost) and stays out for the rest of the run.
+        # reconnect=True retried once already: a server gone again is lost (server_lost) for the run
         if server_name in servers.failed:
             return answer(f"Error: the MCP server {server_name!r} failed: {exc}")
         return answer(f"Error: {exc}")
@@ -5152,9 +5083,12 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
     record["result"] = result
     cut = max(len(text) - max_result_chars, 0)
     if cut:
+        record["cut_chars"] = cut
         text = (text[:max_result_chars] + f"\n[… {cut} of {len(text)} characters cut by mcpmini; the "
                 "result was too long]")
-    return answer(text, is_error, cut)
+    return answer(text, is_error)
+
+
 # -- Bridge -----------------------------------------------------------------------------------
 # `mcpmini bridge SERVER`: an MCP server on stdio (or on loopback HTTP, `--listen`) in front of
 # any server a Client reaches, in either era on either side:
@@ -5167,38 +5101,31 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
 
 
 def _era_caps(caps: Any, era: str | None) -> JSON:
-    """Capabilities in the shape of ``era``: 2026-07-28 has no tasks, roots without
-    listChanged; the legacy line has no extensions."""
-    caps = dict(_object(caps))
-    if era == MODERN_VERSION:
-        caps.pop("tasks", None)
-        if isinstance(caps.get("roots"), dict):
-            caps["roots"] = {}
-    else:
-        caps.pop("extensions", None)
+    """Capabilities for ``era``: 2026-07-28 has no tasks, roots without listChanged; legacy no extensions."""
+    dropped = "tasks" if era == MODERN_VERSION else "extensions"
+    caps = {k: v for k, v in _object(caps).items() if k != dropped}
+    if era == MODERN_VERSION and isinstance(caps.get("roots"), dict):
+        caps["roots"] = {}
     return caps
 
 
 class _Bridge:
-    """One downstream client in front of one upstream server. ``connect(capabilities,
-    client_info, on_request, on_notification)`` makes the upstream Client (connected on the
-    first request, or at once with ``eager``); ``send(message)`` writes one message downstream.
-    The downstream era comes from the first message: ``initialize`` is legacy; a 2026-07-28
-    ``_meta`` or ``server/discover`` is modern."""
+    """One downstream client in front of one upstream server. ``connect(capabilities, client_info,
+    on_request, on_notification)`` makes the upstream Client (connected on the first request, or at once
+    with ``eager``); ``send(message)`` writes one message downstream. The downstream era comes from the
+    first message: ``initialize`` is legacy; a 2026-07-28 ``_meta`` or ``server/discover`` is modern."""
 
     def __init__(self, connect: Callable[..., Client], send: Callable[[JSON], Awaitable[None]]) -> None:
         self.connect, self.send = connect, send
         self.era: str | None = None
-        self.declared: JSON = {}
-        self.info: JSON = dict(CLIENT_INFO)
+        self.declared, self.info = {}, dict(CLIENT_INFO)   # what the client said about itself
         self.client: Client | None = None
         self.ready: asyncio.Future | None = None
         self.work: dict[Any, asyncio.Task] = {}        # downstream request id -> its task
         self.asked: dict[int, asyncio.Future] = {}     # our requests to the downstream client
         self.calls: list[asyncio.Queue] = []           # modern calls that may need input
         self.parked: dict[str, tuple[asyncio.Future, asyncio.Queue, asyncio.Future, str]] = {}
-        self.next_id = 0
-        self.log_level: Any = None
+        self.next_id, self.log_level = 0, None
 
     def receive(self, message: Any) -> None:
         """Take one message from downstream; answers go out through ``send``."""
@@ -5242,14 +5169,24 @@ class _Bridge:
             self.era = MODERN_VERSION if META_VERSION in meta or method == "server/discover" else "legacy"
         if self.era == MODERN_VERSION and META_CAPABILITIES in meta:
             self.declared, self.info = _object(meta[META_CAPABILITIES]), _object(meta.get(META_CLIENT_INFO)) or self.info
-        if method == "initialize":
-            return await self._initialize(params)
+        if method == "initialize":   # a legacy client's handshake, answered from the upstream server's
+            self.declared = _object(params.get("capabilities"))
+            self.info = _object(params.get("clientInfo")) or self.info
+            client = await self.upstream()
+            asked = params.get("protocolVersion")
+            result = {"protocolVersion": asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[0],
+                      "capabilities": _era_caps(client.capabilities, "legacy"),
+                      "serverInfo": client.server_info or {"name": "mcpmini bridge", "version": __version__}}
+            return {**result, "instructions": client.instructions} if client.instructions else result
         if method == "ping":
             return {}
         client = await self.upstream()
         state = params.get("requestState")
-        if isinstance(state, str) and state in self.parked:
-            return await self._resume(state, params)
+        if isinstance(state, str) and state in self.parked:   # a parked call, retried with the input
+            running, inbox, answer, parked = self.parked.pop(state)
+            response = _object(params.get("inputResponses")).get("input")
+            _settle(answer, response if isinstance(response, dict) else {"action": "decline"})
+            return await self._with_inputs(running, parked, inbox)
         if client.era == "legacy":
             if method == "server/discover":
                 return self._shaped("server/discover", {
@@ -5264,8 +5201,7 @@ class _Bridge:
                 self.log_level = level
                 await client.request("logging/setLevel", {"level": level})
             params = {**params, "_meta": {k: v for k, v in meta.items() if k not in MODERN_META}}
-            if not params["_meta"]:
-                del params["_meta"]
+            params = {k: v for k, v in params.items() if k != "_meta" or v}   # no empty _meta
             if self.era == MODERN_VERSION and method in INPUT_METHODS:
                 return await self._with_inputs(client.request(method, params, complete=True), method)
         elif method == "logging/setLevel":    # 2026-07-28: a level per request instead
@@ -5280,9 +5216,8 @@ class _Bridge:
         return self._shaped(method, await client.request(method, params, complete=complete))
 
     def _shaped(self, method: str, result: JSON) -> JSON:
-        """A result in the shape of the downstream era: 2026-07-28 results carry resultType,
-        and cacheable ones ttlMs and cacheScope (stale at once, private: the bridge cannot
-        know better); legacy results carry none of them."""
+        """A result in the downstream era's shape: 2026-07-28 results carry resultType, cacheable ones ttlMs
+        and cacheScope (stale at once, private: the bridge cannot know better); legacy ones none of them."""
         if self.era != MODERN_VERSION:
             return {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
         result = {"resultType": "complete", **result}
@@ -5290,19 +5225,8 @@ class _Bridge:
             result = {"ttlMs": 0, "cacheScope": "private", **result}
         return result
 
-    async def _initialize(self, params: JSON) -> JSON:
-        """A legacy client's handshake, answered from the upstream server's."""
-        self.declared, self.info = _object(params.get("capabilities")), _object(params.get("clientInfo")) or self.info
-        client = await self.upstream()
-        asked = params.get("protocolVersion")
-        result = {"protocolVersion": asked if asked in LEGACY_VERSIONS else LEGACY_VERSIONS[0],
-                  "capabilities": _era_caps(client.capabilities, "legacy"),
-                  "serverInfo": client.server_info or {"name": "mcpmini bridge", "version": __version__}}
-        return {**result, "instructions": client.instructions} if client.instructions else result
-
     async def upstream(self) -> Client:
-        """The upstream Client, connected on first use and again by the first request after
-        the connection failed or was lost (what was in flight then failed with the cause)."""
+        """The upstream Client, connected on first use and again after its connection failed or was lost."""
         if self.client is None:
             self.client = self.connect(_era_caps(self.declared, None), self.info, self._asked_upstream,
                                        self._notified_upstream)
@@ -5310,14 +5234,17 @@ class _Bridge:
         if ready is None or ready.done() and (ready.cancelled() or ready.exception() or not self.client.connected):
             self.ready = asyncio.ensure_future(self.client.connect())
         await asyncio.shield(self.ready)
-        assert self.client is not None
         return self.client
 
-    # What the upstream server sends ---------------------------------------------------------
+    async def close(self) -> None:
+        """Cancel the downstream requests in progress; close the upstream Client."""
+        for task in list(self.work.values()):
+            task.cancel()
+        if self.client is not None:   # a legacy HTTP session is DELETEd; a stdio server not waited for
+            await self.client.close(fast=self.client.transport == "stdio")
 
     def _notified_upstream(self, method: str, params: JSON) -> None:
-        """Progress (with the client's own token) and log messages go back; a modern client
-        gets nothing else unasked."""
+        """Progress (with the client's own token) and logs go back; a modern client gets nothing else."""
         if self.era == "legacy" or method in ("notifications/progress", "notifications/message"):
             asyncio.ensure_future(self.send({"jsonrpc": "2.0", "method": method, "params": params}))
 
@@ -5376,17 +5303,10 @@ class _Bridge:
                 "inputRequests": {"input": {"method": asked, "params": params}}}
 
     def _abandon(self, state: str) -> None:
-        """A parked call ended without the client's retry: forget it, and tell the upstream
-        server's question that no answer will come."""
+        """A parked call ended without the client's retry: forget it; the server's question gets no answer."""
         if parked := self.parked.pop(state, None):
             _settle(parked[2], {"action": "cancel"})
             _quiet(parked[0])
-
-    async def _resume(self, state: str, params: JSON) -> JSON:
-        running, inbox, answer, method = self.parked.pop(state)
-        response = _object(params.get("inputResponses")).get("input")
-        _settle(answer, response if isinstance(response, dict) else {"action": "decline"})
-        return await self._with_inputs(running, method, inbox)
 
 
 def _parsed(data: bytes) -> Any:
@@ -5397,37 +5317,24 @@ def _parsed(data: bytes) -> Any:
         return None
 
 
-class _StdioWriter:
-    """Messages to stdout, written by a daemon thread: a client that stops reading can block
-    that thread, never the loop (which must still see SIGTERM and stdin's end). It (and the
-    stdin reader) use os.write/os.read: a buffered stream's lock held by a blocked daemon
-    thread makes the interpreter abort at exit."""
+async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
+    """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for, until stdin
+    ends; only JSON-RPC is ever written to stdout. Daemon threads read and write: a client that stops
+    reading blocks one, never the loop (which must still see SIGTERM and stdin's end); with os.read and
+    os.write, as a buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
+    import queue
+    loop, lines, out = asyncio.get_running_loop(), asyncio.Queue(), queue.SimpleQueue()
 
-    def __init__(self) -> None:
-        import queue
-        self.queue: Any = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._run, name="mcpmini-stdout", daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while (data := self.queue.get()) is not None:
+    def write() -> None:
+        while (data := out.get()) is not None:
             with contextlib.suppress(OSError):
                 while data:
                     data = data[os.write(1, data):]
 
-    async def send(self, message: JSON) -> None:
-        self.queue.put(_dumps(message) + b"\n")
+    async def send(message: JSON) -> None:
+        out.put(_dumps(message) + b"\n")
 
-
-async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
-    """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for,
-    until stdin ends; only JSON-RPC is ever written to stdout."""
-    loop = asyncio.get_running_loop()
-    lines: asyncio.Queue = asyncio.Queue()
-    writer = _StdioWriter()
-    bridge = _Bridge(connect, writer.send)
-
-    def read() -> None:   # a daemon thread: stdin may be a pipe, a file or a terminal
+    def read() -> None:   # stdin may be a pipe, a file or a terminal
         pending: list[bytes] = []   # joined once a newline comes: linear in a long line
         with contextlib.suppress(OSError):
             while chunk := os.read(0, READ_CHUNK):
@@ -5438,7 +5345,7 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
                     for line in done:
                         loop.call_soon_threadsafe(lines.put_nowait, line)
         loop.call_soon_threadsafe(lines.put_nowait, None)
-    threading.Thread(target=read, name="mcpmini-stdin", daemon=True).start()
+    written, _, bridge = _in_daemon_thread(write), _in_daemon_thread(read), _Bridge(connect, send)
     try:
         if eager:
             await bridge.upstream()
@@ -5446,24 +5353,20 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
             if not line.strip():
                 continue
             if (message := _parsed(line)) is None:
-                await writer.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
+                await send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
             else:
                 bridge.receive(message)
     finally:
-        for task in list(bridge.work.values()):
-            task.cancel()
-        if bridge.client is not None:   # a legacy HTTP session is DELETEd; a stdio server not waited for
-            await bridge.client.close(fast=bridge.client.transport == "stdio")
-        writer.queue.put(None)
-        writer.thread.join(EXIT_GRACE)   # what was answered before the end still goes out
+        await bridge.close()
+        out.put(None)
+        await asyncio.wait({written}, timeout=EXIT_GRACE)   # what was answered before the end still goes out
 
 
 class _HTTPDownstream:
-    """``bridge --listen``: Streamable HTTP on a loopback port (POST /mcp, both eras) in front
-    of one _Bridge. A bearer token is required unless ``token`` is None, Host and Origin must
-    name this listener (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the
-    request asks for progress or may meet a server request on the way; what the bridge sends
-    meanwhile goes to that stream (by progress token, else the newest stream)."""
+    """``bridge --listen``: Streamable HTTP on a loopback port (POST /mcp, both eras) in front of one
+    _Bridge. A bearer token is required unless ``token`` is None, Host and Origin must name this listener
+    (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the request wants progress or may meet
+    a server request; what the bridge sends meanwhile goes to its progress token's stream, else the newest."""
 
     def __init__(self, connect: Callable[..., Client], token: str | None) -> None:
         self.bridge = _Bridge(connect, self.send)
@@ -5538,8 +5441,8 @@ class _HTTPDownstream:
             writer.write(_http_reply(200, _dumps(await work), {"Content-Type": "application/json", **extra}))
             gone.cancel()   # it may have read the first byte of the next request meanwhile
             with contextlib.suppress(asyncio.CancelledError):
-                await gone
-            return b"" if gone.cancelled() else gone.result()
+                return await gone
+            return b""
         events: asyncio.Queue = asyncio.Queue()
         self.streams.append((token, events))
         writer.write(_http_reply(200, None, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **extra}))
@@ -5547,13 +5450,12 @@ class _HTTPDownstream:
             while True:
                 getter = asyncio.ensure_future(events.get())
                 await asyncio.wait({work, gone, getter}, return_when=asyncio.FIRST_COMPLETED)
-                if getter.done():
-                    writer.write(b"event: message\ndata: " + _dumps(getter.result()) + b"\n\n")
-                    continue
+                source = getter if getter.done() else work   # what the bridge sent first, then the answer
                 getter.cancel()
-                if work.done():
-                    writer.write(b"event: message\ndata: " + _dumps(work.result()) + b"\n\n")
-                return None   # answered, or the client hung up: an SSE reply ends its connection
+                if source.done():
+                    writer.write(b"event: message\ndata: " + _dumps(source.result()) + b"\n\n")
+                if source is work:
+                    return None   # answered, or the client hung up: an SSE reply ends its connection
         finally:
             self.streams.remove((token, events))
             work.cancel()
@@ -5562,9 +5464,8 @@ class _HTTPDownstream:
 
 async def _http_message(reader: asyncio.StreamReader,
                         start: bytes = b"") -> tuple[str, str, dict[str, str], bytes] | None:
-    """One HTTP/1.1 request (verb, target, lowercased headers, body), ``start`` being its first
-    bytes already read; None at the end of the connection. ValueError for what no client
-    should send (oversized, chunked, malformed)."""
+    """One HTTP/1.1 request (verb, target, lowercased headers, body), ``start`` being its first bytes
+    already read; None at the connection's end. ValueError when oversized, chunked or malformed."""
     head = start + (await reader.readuntil(b"\r\n\r\n") if not reader.at_eof() else b"")
     if not head.strip():
         return None
@@ -5601,8 +5502,7 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
         async with server:
             await server.serve_forever()
     finally:
-        if downstream.bridge.client is not None:
-            await downstream.bridge.client.close(fast=downstream.bridge.client.transport == "stdio")
+        await downstream.bridge.close()
 
 
 # -- CLI --------------------------------------------------------------------------------------
