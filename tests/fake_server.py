@@ -32,7 +32,7 @@ Identity: ``name`` (--name), ``instructions`` (null: none; default: the era's na
 Lists: ``tools`` (below), ``resources``, ``templates`` and ``prompts`` replace ``RESOURCES``,
 ``TEMPLATES`` and ``PROMPTS``; ``pages``, ``per_page``, ``extra_items``, ``empty_cursor`` (the
 first cursor is ""), ``endless``, ``ttl_ms``; ``no_result_type``. Process: ``require`` FILE
-(exit 3 at once unless it exists), ``ignore_eof``, ``ignore_sigterm`` (--stubborn: both),
+(unless it exists: "cannot start" on stderr, exit 4), ``ignore_eof``, ``ignore_sigterm`` (--stubborn: both),
 ``exit_after_calls`` N (exit 7 after the N-th answer), ``end_output_after`` METHOD (close
 stdout once that is answered, and live on reading).
 Start-up stderr: ``env NAME=value`` per ``echo_env`` name and ``say TEXT``; the ``say`` and
@@ -680,7 +680,8 @@ class Server:
 
     def serve(self) -> None:
         if self.cfg.get("require") and not os.path.exists(self.cfg["require"]):
-            sys.exit(3)   # cannot start (until the test allows it)
+            sys.stderr.write(f"cannot start: {self.cfg['require']} is missing\n")
+            sys.exit(4)
         self.record({"_start": os.getpid(), "pgid": os.getpgid(0), "argv": sys.argv[1:], "cwd": os.getcwd()})
         if self.cfg.get("ignore_sigterm"):   # lives until SIGKILL, so it reads what was sent before
             signal.signal(signal.SIGTERM, lambda *_: self.record({"_signal": "SIGTERM"}))
