@@ -7,9 +7,11 @@
 - ``cli(*argv)``: ``mcpmini.main`` in-process -> ``Result(code, out, err)``; ``proc(*argv)``: a
   real ``python3 mcpmini.py`` process -> ``CompletedProcess``.
 - ``fake([MODE], *FLAGS, label=, **options)``: a ``harness.FakeServer`` in the test's tmp dir;
-  whatever a failed test left running is killed afterwards.
+  whatever a failed test left running is killed afterwards; ``upstream(era)``: one behind
+  ``mcpmini bridge`` (tests/bridge, tests/interop).
 - ``run``: ``harness.run`` for tests that take it as a fixture.
 - ``weather_url``: examples/weather_http_server.py on a free loopback port.
+- ``world``: ``auth_fakes.AuthWorld``, an OAuth-protected MCP server and its authorization server.
 """
 from __future__ import annotations
 
@@ -24,11 +26,13 @@ from typing import Any, Callable, Iterator
 import pytest
 
 import mcpmini
+from auth_fakes import AuthWorld
 from harness import EXAMPLES, FakeServer, Result, alive, deadline, run as run_bounded, run_cli, run_proc
 
 TEST_DEADLINE = 120.0   # seconds for one whole test, its synchronous parts included
 KEPT = ("MCPMINI_PEERS_DIR", "MCPMINI_REQUIRE_INTEROP")   # the test suite's own settings
 PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+UPSTREAM_MODES = {"both": "modern", "legacy": "legacy", "modern": "modern-only"}   # fake_server.py's
 
 
 @pytest.fixture
@@ -114,6 +118,21 @@ def fake(tmp_path: Path) -> Iterator[Callable[..., FakeServer]]:
 
 
 @pytest.fixture
+def upstream(fake: Callable[..., FakeServer]) -> Callable[..., FakeServer]:
+    """``upstream(era="both", **options)``: a fake server behind a bridge, speaking the legacy
+    era, the modern one or both, each its own recording, with an identity the tests see pass
+    the bridge."""
+    made: list[FakeServer] = []
+
+    def make(era: str = "both", **options: Any) -> FakeServer:
+        made.append(fake(UPSTREAM_MODES[era], label=f"upstream{len(made) + 1}", name="bridge-upstream",
+                         instructions="upstream help", ttl_ms=5000,
+                         capabilities={"tools": {}, "resources": {"subscribe": True}, "logging": {}}, **options))
+        return made[-1]
+    return make
+
+
+@pytest.fixture
 def weather_url() -> Iterator[str]:
     """examples/weather_http_server.py on a free 127.0.0.1 port: its /mcp URL."""
     server = subprocess.Popen([sys.executable, str(EXAMPLES / "weather_http_server.py"), "--port", "0"],
@@ -127,3 +146,11 @@ def weather_url() -> Iterator[str]:
         server.kill()
         server.wait(timeout=30)
         server.stdout.close()
+
+
+@pytest.fixture
+def world() -> Iterator[AuthWorld]:
+    """The OAuth world of ``auth_fakes.py`` (tests/auth, tests/bridge, tests/interop)."""
+    w = AuthWorld()
+    yield w
+    w.close()

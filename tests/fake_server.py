@@ -148,6 +148,10 @@ TOOLS: list[JSON] = [   # schemas chosen to exercise the CLI's argument typing; 
      "does": "elicit", "inputSchema": OBJECT},
     {"name": "visit", "description": "Asks the user to open a URL (URL elicitation).", "does": "elicit",
      "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}},
+    {"name": "ask", "description": "Asks which city (a plain form elicitation).", "does": "elicit",
+     "question": {"mode": "form", "message": "Which city?", "requestedSchema": {
+         "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+     "inputSchema": OBJECT},
 ] + [{"name": n, "description": f"fake tool {n}", "does": n,
       "inputSchema": {"type": "object", "properties": {}},
       "x-untouched": {"n": n, "nested": [1, {"k": None}]}}

@@ -182,14 +182,12 @@ def group_alive(pgid: int) -> bool:
     return bool(group_members(pgid))
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 20.0) -> bool:
-    """Poll ``predicate`` until it is true or ``timeout`` passes; whether it became true."""
+def wait_until(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
+    """Poll ``predicate`` until it is truthy or ``timeout`` passes: its last value."""
     deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return bool(predicate())
+    while not (value := predicate()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return True
+    return value
 
 
 def wait_gone(pids: list[int], pgid: int | None = None, timeout: float = 10.0) -> list[int]:
@@ -247,10 +245,11 @@ class FakeServer:
     # What it recorded -----------------------------------------------------------------------
     @staticmethod
     def lines(path: Path) -> list[dict]:
-        """The JSON lines of a recording (none if it does not exist yet)."""
+        """The JSON lines of a recording (none if it does not exist yet); a last line still
+        being written is left for the next look."""
         if not path.exists():
             return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n")[:-1] if line.strip()]
 
     def entries(self) -> list[dict]:
         """Everything recorded: messages and the ``_start``/``_child``/``_signal`` markers."""
