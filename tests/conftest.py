@@ -9,7 +9,8 @@
 - ``fake([MODE], *FLAGS, label=, **options)``: a ``harness.FakeServer`` in the test's tmp dir;
   whatever a failed test left running is killed afterwards; ``upstream(era)``: one behind
   ``mcpmini bridge`` (tests/bridge, tests/interop).
-- ``run``: ``harness.run`` for tests that take it as a fixture.
+- ``run``: ``harness.run`` for tests that take it as a fixture (``run_timeout``: its default
+  deadline; a folder may override it).
 - ``weather_url``: examples/weather_http_server.py on a free loopback port.
 - ``world``: ``auth_fakes.AuthWorld``, an OAuth-protected MCP server and its authorization server.
 """
@@ -27,7 +28,7 @@ import pytest
 
 import mcpmini
 from auth_fakes import AuthWorld
-from harness import EXAMPLES, FakeServer, Result, alive, deadline, run as run_bounded, run_cli, run_proc
+from harness import EXAMPLES, RUN_TIMEOUT, FakeServer, Result, alive, deadline, run as run_bounded, run_cli, run_proc
 
 TEST_DEADLINE = 120.0   # seconds for one whole test, its synchronous parts included
 KEPT = ("MCPMINI_PEERS_DIR", "MCPMINI_REQUIRE_INTEROP")   # the test suite's own settings
@@ -92,9 +93,17 @@ def proc() -> Callable[..., Any]:
 
 
 @pytest.fixture
-def run() -> Callable[..., Any]:
-    """The bounded ``run(coro, timeout=30)`` helper."""
-    return run_bounded
+def run_timeout() -> float:
+    """The default deadline of one ``run(coro)``, in seconds; override per folder."""
+    return RUN_TIMEOUT
+
+
+@pytest.fixture
+def run(run_timeout: float) -> Callable[..., Any]:
+    """The bounded ``run(coro, timeout=run_timeout)`` helper."""
+    def bounded(coro: Any, timeout: float = run_timeout) -> Any:
+        return run_bounded(coro, timeout)
+    return bounded
 
 
 @pytest.fixture

@@ -3,12 +3,12 @@ fails the request at once with an error naming `mcpmini login`, never blocking t
 `login` the stored token is used, by the same bridge too."""
 from __future__ import annotations
 
-import asyncio
 from typing import Callable
 
 import mcpmini
 from auth_fakes import AuthWorld, follow
 from bridge_helpers import StdioBridge
+from harness import run
 
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
 
@@ -19,7 +19,7 @@ def test_a_needed_login_is_named_then_the_stored_token_is_used(bridge: Callable[
     error = b.call(1, "initialize", INIT)["error"]
     assert f"run `mcpmini login {world.url}`" in error["message"]
     assert b.call(2, "ping")["result"] == {}   # the stream goes on
-    asyncio.run(mcpmini.login(world.url, open_browser=follow, callback_port=0))
+    run(mcpmini.login(world.url, open_browser=follow, callback_port=0))
     (token,) = world.tokens
     assert b.call(3, "initialize", INIT)["result"]["serverInfo"]["name"] == "auth-fake"
     assert b.call(4, "tools/call", {"name": "echo", "arguments": {}})["result"]["content"][0]["text"] == "ok"

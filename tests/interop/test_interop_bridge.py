@@ -7,7 +7,6 @@ client through `bridge --listen` to a stdio server."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shlex
@@ -21,7 +20,7 @@ import pytest
 
 import mcpmini
 from auth_fakes import AuthWorld, follow
-from harness import FakeServer, wait_until
+from harness import FakeServer, run, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 MCPMINI_PY = str(ROOT / "mcpmini.py")
@@ -154,7 +153,7 @@ def test_sdk_to_an_oauth_server_after_login(sdk_python: str, world: AuthWorld) -
     done = subprocess.run([sdk_python, SDK_DRIVER, "legacy", json.dumps(through_bridge(world.url)), '[["tools"]]'],
                           capture_output=True, text=True, timeout=PROCESS_TIMEOUT, stdin=subprocess.DEVNULL)
     assert done.returncode != 0 and f"mcpmini login {world.url}" in done.stderr
-    asyncio.run(mcpmini.login(world.url, open_browser=follow, callback_port=0))
+    run(mcpmini.login(world.url, open_browser=follow, callback_port=0))
     (token,) = world.tokens
     for mode in SDK_MODES:
         got = sdk(sdk_python, mode, through_bridge(world.url), [["tools"], ["call", "echo", {}]])

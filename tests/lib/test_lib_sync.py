@@ -2,7 +2,6 @@
 thread (even one running an event loop), and Ctrl-C that cancels the request on the wire."""
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -40,7 +39,7 @@ def test_sync_client_works_inside_a_running_event_loop():
     async def main():   # e.g. a notebook, or a test framework that runs one
         with mcpmini.SyncClient(WEATHER) as client:
             return mcpmini.result_text(client.call_tool("get_forecast", {"city": "Tokyo"}))
-    assert "Tokyo" in asyncio.run(main())
+    assert "Tokyo" in run(main())
 
 
 def test_sync_client_errors_are_the_async_ones(fake, tmp_path):
