@@ -110,6 +110,8 @@ MAX_INPUT_ROUNDS = 8            # MRTR: input_required rounds for one request
 MAX_VERSION_RETRIES = 2         # -32022 retries with a version from data.supported
 MAX_SERVER_REQUESTS = 16        # server requests answered at once; beyond, reading pauses
 STDIN_BUFFER = 4 << 20          # what may wait for a server to read it before a write waits
+LIST_CACHE_MAX_AGE = 3600.0     # a legacy server's tool list in the persistent cache (no ttlMs)
+LIST_CACHE_KEEP = 7 * 86400.0   # stale stored lists serve shell completion until this age
 # Requests that may be sent again when a connection broke after the request may have reached
 # the server: repeating them changes nothing. Anything else (tools/call!) could run twice.
 SAFE_TO_REPEAT = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
@@ -150,16 +152,7 @@ SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "not", "if", "
               "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties")
 SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAP = ("patternProperties", "$defs", "definitions", "dependentSchemas")
-JSON_TYPES: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-    "null": lambda v: v is None,
-}
+JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
 
 # OAuth
 OAUTH_TIMEOUT = 10.0            # one OAuth HTTP exchange (metadata, registration, token)
@@ -173,23 +166,20 @@ OAUTH_LOCK_STALE = 60.0         # a lock file older than this is left over by a 
 OAUTH_MAX_STEP_UPS = 1          # 403 insufficient_scope re-authorizations per original request
 OAUTH_MAX_REAUTH = 1            # 401 re-authorizations per original request
 OAUTH_KEYS = {"clientId": "client_id", "clientSecret": "client_secret", "issuer": "issuer",
-              "clientMetadataUrl": "client_metadata_url", "scope": "scope",
-              "callbackPort": "callback_port", "assumePkce": "assume_pkce",
-              "allowPrivateNetwork": "allow_private"}   # config "oauth" keys -> _OAuth keywords
+              "clientMetadataUrl": "client_metadata_url", "scope": "scope", "callbackPort": "callback_port",
+              "assumePkce": "assume_pkce", "allowPrivateNetwork": "allow_private"}   # config -> _OAuth
 
 # Config
 # A server gets these variables of ours and its own `env`, not our whole environment
 # (otherwise every server would receive the user's API keys and other servers' tokens).
 ENV_ALLOWLIST = frozenset({
-    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TZ", "TMPDIR",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TZ", "TMPDIR", "HTTP_PROXY", "HTTPS_PROXY",
+    "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
     # Windows system variables, without which many programs cannot start
-    "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "PROGRAMFILES(X86)",
-    "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
-    "USERPROFILE", "USERNAME", "HOMEDRIVE", "HOMEPATH", "PROCESSOR_ARCHITECTURE",
-    "NUMBER_OF_PROCESSORS", "OS",
-})
+    "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "PROGRAMFILES(X86)", "SYSTEMROOT",
+    "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP", "USERPROFILE", "USERNAME", "HOMEDRIVE",
+    "HOMEPATH", "PROCESSOR_ARCHITECTURE", "NUMBER_OF_PROCESSORS", "OS"})
 CONFIG_PATHS = ("workspaceFolder", "workspaceFolderBasename", "userHome", "pathSeparator", "/")
 CONFIG_VARIABLE = re.compile(r"\$\$|\$\{(?P<name>[^}:]+(?::[^}-][^}]*)?)(?::-(?P<default>[^}]*))?\}")
 MIN_SECRET_LENGTH = 6           # shorter values ("info", "true") would redact ordinary words
@@ -247,12 +237,11 @@ HIDDEN_TEXT = re.compile(f"[{INVISIBLE}]")
 
 
 # -- Errors -----------------------------------------------------------------------------------
-# Each error names its `kind`, which the command line turns into an exit code (EXIT_CODES).
 
 
 class MCPError(Exception):
-    """Root of every error mcpmini raises on purpose. A subclass names its ``kind`` as a class
-    keyword (``class ConfigError(MCPError, ValueError, kind="config")``), else inherits it."""
+    """Root of every error mcpmini raises on purpose. Its ``kind`` picks the command line's exit
+    code (EXIT_CODES); a subclass names it as a class keyword (``kind="config"``), else inherits it."""
 
     kind = "protocol"
 
@@ -306,8 +295,7 @@ class RemoteError(MCPError, kind="remote"):
 
     @classmethod
     def from_wire(cls, error: Any) -> RemoteError:
-        if not isinstance(error, dict):
-            return cls(INVALID_REQUEST, f"malformed error object: {error!r:.200}")
+        error = error if isinstance(error, dict) else {"message": f"malformed error object: {error!r:.200}"}
         code = error.get("code")
         return cls(code if type(code) is int else INVALID_REQUEST,
                    str(error.get("message", "")), error.get("data"))
@@ -326,12 +314,10 @@ class _AgentError(MCPError, kind="agent"):
 
 
 class _ModelError(MCPError, kind="remote"):
-    """The model endpoint answered with an error: an HTTP status, or an error inside a 200
-    stream. ``.status`` (0 inside a stream), ``.url``, ``.error_code`` (e.g.
-    ``insufficient_quota``); ``.delay`` is set when the request may be retried."""
+    """The model endpoint answered with an error: an HTTP status, or an error event in a 200 stream
+    (``.status`` 0); ``.delay`` is set when the request may be retried."""
 
-    def __init__(self, message: str, *, status: int = 0, url: str = "",
-                 error_code: Any = None) -> None:
+    def __init__(self, message: str, *, status: int = 0, url: str = "", error_code: Any = None) -> None:
         super().__init__(message)
         self.status, self.url, self.error_code = status, url, error_code
         self.delay: float | None = None
@@ -346,8 +332,7 @@ class _SessionExpired(ConnectionClosed):
 
 
 class _NotSent(ConnectionClosed):
-    """The connection failed before the request could reach the server: sending it again on
-    a new connection cannot make it run twice."""
+    """Failed before the request could reach the server: resending it cannot make it run twice."""
 
 
 class _StreamBroken(ConnectionClosed):
@@ -356,7 +341,7 @@ class _StreamBroken(ConnectionClosed):
 
 class _HTTPStatusError(ProtocolError):
     """An HTTP answer without a JSON-RPC body: an error status, or a 2xx of another media type
-    (an era signal while probing)."""
+    (``.media_type``: era evidence while probing)."""
 
     def __init__(self, message: str, status: int, media_type: str = "") -> None:
         super().__init__(message)
@@ -364,8 +349,7 @@ class _HTTPStatusError(ProtocolError):
 
 
 # -- Utilities --------------------------------------------------------------------------------
-# JSON codec · secrets and redaction · text from peers made safe to show · user files · small
-# asyncio helpers · the one check of arguments against a tool's inputSchema.
+# JSON codec · redaction · peers' text made safe to show · user files · asyncio helpers · schemas
 
 
 def _reject_constant(name: str) -> Any:
@@ -375,7 +359,6 @@ def _reject_constant(name: str) -> Any:
 # One decoder and encoder for every message (json.loads/dumps with options build new ones).
 _decode = json.JSONDecoder(parse_constant=_reject_constant).decode
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_encode_ascii = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _loads(data: bytes | str) -> Any:
@@ -390,7 +373,7 @@ def _dumps(message: Any) -> bytes:
     try:
         return _encode(message).encode()
     except UnicodeEncodeError:
-        return _encode_ascii(message).encode()
+        return json.dumps(message, separators=(",", ":")).encode()
 
 
 _secrets: set[str] = set()   # every known secret value, replaced wherever text reaches the user
@@ -399,8 +382,7 @@ _secrets: set[str] = set()   # every known secret value, replaced wherever text 
 def _remember_secret(value: Any) -> None:
     """From now on, ``value`` (and its JSON-escaped and URL-encoded forms, and the token of
     ``Bearer <token>`` or ``Basic <credentials>``) is replaced by ``***`` in everything shown."""
-    if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LENGTH:
-        # as is, in JSON, and URL-encoded as in a query or a form (a server may echo either)
+    if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LENGTH:   # a server may echo any form
         _secrets.update((value, json.dumps(value, ensure_ascii=False)[1:-1], quote(value, safe=""),
                          quote(value, safe="").replace("%20", "+")))
         scheme, _, token = value.partition(" ")  # "Bearer abc…": the token alone too
@@ -435,6 +417,11 @@ def _object(value: Any) -> JSON:
     return value if isinstance(value, dict) else {}
 
 
+def _listed(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def _user_dir(kind: str) -> str:
     """mcpmini's folder for the user's ``config``, ``cache`` or ``state`` files: the XDG
     variables, else ~/.config, ~/.cache, ~/.local/state (state: %LOCALAPPDATA% on Windows)."""
@@ -442,8 +429,7 @@ def _user_dir(kind: str) -> str:
         return os.path.join(os.environ.get("LOCALAPPDATA") or os.path.expanduser("~"), "mcpmini")
     variable, default = {"config": ("XDG_CONFIG_HOME", ".config"), "cache": ("XDG_CACHE_HOME", ".cache"),
                          "state": ("XDG_STATE_HOME", os.path.join(".local", "state"))}[kind]
-    return os.path.join(os.environ.get(variable) or os.path.join(os.path.expanduser("~"), default),
-                        "mcpmini")
+    return os.path.join(os.environ.get(variable) or os.path.join(os.path.expanduser("~"), default), "mcpmini")
 
 
 def _write_json(path: str, data: Any) -> None:
@@ -452,9 +438,39 @@ def _write_json(path: str, data: Any) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1)
+    with os.fdopen(fd, "wb") as f:
+        f.write(_dumps(data))   # json.dump would take the slow pure-Python encoder
     os.replace(tmp, path)
+
+
+class _CacheFile:
+    """A JSON object in the user cache folder: eras.json (spec: clients MAY persist the era, so a
+    silent legacy server costs the probe once) or lists.json. Unreadable is empty: it can be rebuilt."""
+
+    def __init__(self, name: str) -> None:
+        self.path = os.path.join(_user_dir("cache"), name)
+
+    def load(self) -> JSON:
+        try:
+            _check_private(self.path, "cache")   # it steers how servers are reached
+            with open(self.path, "rb") as f:
+                return _object(_loads(f.read()))
+        except (OSError, ValueError, RecursionError) as exc:   # ConfigError is a ValueError
+            log.debug("%s is not used: %s", self.path, exc)
+            return {}
+
+    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda value: True) -> None:
+        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds."""
+        data = self.load()
+        if data.get(key) == value:
+            return
+        data = {k: v for k, v in data.items() if k != key and keep(v)}
+        if value is not None:
+            data[key] = value
+        try:
+            _write_json(self.path, data)
+        except OSError as exc:
+            log.debug("cannot write %s: %s", self.path, exc)
 
 
 def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
@@ -474,9 +490,8 @@ def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
 
 
 def _check_private(path: str, what: str) -> None:
-    """Refuse a user file that grants access or steers behaviour (the trust store, the token
-    store) when someone else could have written it: writable by group or others, or owned by
-    another user — the file or its folder. ConfigError says how to fix it."""
+    """Refuse (ConfigError, saying how to fix it) a user file that grants access or steers
+    behaviour when another user owns it or its folder, or group or others may write to them."""
     if os.name != "posix":
         return
     for target in (path, os.path.dirname(os.path.abspath(path))):
@@ -486,10 +501,9 @@ def _check_private(path: str, what: str) -> None:
             continue
         if st.st_uid != os.getuid() or st.st_mode & 0o022:
             why = "owned by another user" if st.st_uid != os.getuid() else "writable by others"
-            mode = "700" if target != path else "600"
-            raise ConfigError(f"the {what} {target} is {why}, so it is not trusted; if it is "
-                              f"yours, fix it with: chmod {mode} {shlex.quote(target)} (and chown "
-                              "it to yourself), else delete it")
+            raise ConfigError(f"the {what} {target} is {why}, so it is not trusted; if it is yours, fix "
+                              f"it with: chmod {'600' if target == path else '700'} {shlex.quote(target)} "
+                              "(and chown it to yourself), else delete it")
 
 
 def _settle(future: asyncio.Future, result: Any, exc: BaseException | None = None) -> None:
@@ -499,6 +513,11 @@ def _settle(future: asyncio.Future, result: Any, exc: BaseException | None = Non
             future.set_result(result)
         else:
             future.set_exception(exc)
+
+
+def _quiet(future: asyncio.Future) -> None:
+    """Retrieve ``future``'s outcome once it ends, so asyncio never logs it as unretrieved."""
+    future.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 def _call_quietly(callback: Callable[..., Any], *args: Any) -> None:
@@ -536,16 +555,14 @@ def _schema_types(schema: Any) -> set[str]:
     kinds = schema.get("type")
     types = {t for t in (kinds if isinstance(kinds, list) else [kinds]) if isinstance(t, str)}
     for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        for option in options if isinstance(options, list) else []:
+        for option in _listed(schema.get(key)):
             sub = _schema_types(option)
             if not sub:
                 return set()  # an unconstrained option allows anything
             types |= sub
-    enum = schema.get("enum")
-    for value in ([schema["const"]] if "const" in schema else []) + (enum if isinstance(enum, list) else []):
+    for value in ([schema["const"]] if "const" in schema else []) + _listed(schema.get("enum")):
         types.add(_json_type(value))
-    return types & JSON_TYPES.keys()
+    return types & JSON_TYPES
 
 
 def _json_type(value: Any) -> str:
@@ -563,16 +580,14 @@ def _did_you_mean(name: str, names: list[str]) -> str:
 
 def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False,
                       json_hint: str = "", noun: str = "argument") -> str | None:
-    """What is wrong with ``arguments`` at the schema's top level (required, types, enum,
-    unknown keys), in one line for a person or a model; None when nothing is. Unknown keys are
-    refused when the schema says ``additionalProperties: false``, and with ``strict_keys``
-    whenever it lists ``properties`` without allowing more. Keywords that cannot be used here
-    (``$ref`` among them) are passed over; ``json_hint`` follows a wrong object or array.
-    ``noun`` names the keys ("key" when checking structuredContent)."""
+    """What is wrong with ``arguments`` at the schema's top level (required, types, enum, unknown
+    keys), in one line for a person or a model; None when nothing is. Unknown keys are refused when
+    ``additionalProperties`` is false, and with ``strict_keys`` whenever ``properties`` are listed
+    without allowing more; ``$ref`` and keywords unusable here are passed over. ``json_hint``
+    follows a wrong object or array; ``noun`` names the keys ("key" for structuredContent)."""
     schema = _object(schema)
     props = _object(schema.get("properties"))
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
-    missing = [n for n in required if isinstance(n, str) and n not in arguments]
+    missing = [n for n in _listed(schema.get("required")) if isinstance(n, str) and n not in arguments]
     if missing:
         wanted = ", ".join(f"{n!r} ({'/'.join(sorted(_schema_types(props.get(n)))) or 'any'})"
                            for n in missing)
@@ -588,12 +603,11 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
         prop = props.get(name)
         if not isinstance(prop, dict) or "$ref" in prop:
             continue
-        shown = _json_text(value, None)[:80]
-        types = _schema_types(prop)
-        if types and not any(JSON_TYPES[t](value) for t in types):
+        shown, kind, types = _json_text(value, None)[:80], _json_type(value), _schema_types(prop)
+        integral = kind == "integer" or kind == "number" and value.is_integer()   # 1 and 1.0 fit both
+        if types and kind not in types and not (integral and types & {"integer", "number"}):
             hint = json_hint if types & {"object", "array"} else ""
-            return (f"{noun} {name!r} must be {' or '.join(sorted(types))}, not {shown} "
-                    f"({_json_type(value)}){hint}")
+            return f"{noun} {name!r} must be {' or '.join(sorted(types))}, not {shown} ({kind}){hint}"
         enum = prop.get("enum")
         if isinstance(enum, list) and value not in enum:
             choices = ", ".join(_json_text(e, None) for e in enum)
@@ -616,16 +630,6 @@ class _Pending:
         self.method, self.timeout, self.on_progress = method, timeout, on_progress
         self.deadline = now + timeout
         self.hard_deadline = now + max(timeout, PROGRESS_TIMEOUT_CAP)
-
-    def expire(self) -> None:
-        """Timer callback: time out, unless progress pushed the deadline back meanwhile."""
-        if self.future.done():
-            return
-        loop = self.future.get_loop()
-        if loop.time() < self.deadline:
-            loop.call_at(self.deadline, self.expire)
-        else:
-            self.future.set_exception(RequestTimeout(self.method, self.timeout))
 
 
 class _Garbled(ProtocolError):
@@ -705,6 +709,7 @@ class _Session:
         self.closed: ConnectionClosed | None = None
         self._next_id = 0
         self._pending: dict[int, _Pending] = {}
+        self._timer: asyncio.TimerHandle | None = None   # at the earliest deadline
         self._answering: set[asyncio.Task] = set()
 
     async def open(self) -> None:
@@ -730,7 +735,8 @@ class _Session:
             message["params"] = params
         loop = asyncio.get_running_loop()
         pending = self._pending[rid] = _Pending(loop, method, timeout, progress)
-        timer = loop.call_at(pending.deadline, pending.expire)
+        if self._timer is None or pending.deadline < self._timer.when():
+            self._wake(pending.deadline)
         try:
             await self._send(message, headers)
             reply = await pending.future
@@ -743,7 +749,6 @@ class _Session:
                 await self._cancel(rid, notice)
             raise
         finally:
-            timer.cancel()
             del self._pending[rid]
         if "error" in reply:
             raise RemoteError.from_wire(reply["error"])
@@ -751,6 +756,20 @@ class _Session:
         if not isinstance(result, dict):
             raise ProtocolError(f"{self.label}: {method}: the result is not an object: {result!r:.200}")
         return result
+
+    def _wake(self, when: float | None = None) -> None:
+        """One timer per session, not one per request, set for the earliest deadline. When it
+        rings it times out what is due (progress may have pushed deadlines back) and is set
+        again for the next deadline."""
+        loop = asyncio.get_running_loop()
+        if when is None:
+            for p in self._pending.values():
+                if not p.future.done() and loop.time() >= p.deadline:
+                    p.future.set_exception(RequestTimeout(p.method, p.timeout))
+            when = min((p.deadline for p in self._pending.values() if not p.future.done()), default=None)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None if when is None else loop.call_at(when, self._wake)
 
     async def _cancel(self, rid: int, notice: JSON | None) -> None:
         """Best effort and bounded; works from inside a cancellation handler."""
@@ -869,6 +888,8 @@ class _Session:
         """The connection ended: every waiter fails at once, with the cause."""
         if self.closed is None:
             self.closed = exc
+        if self._timer is not None:
+            self._timer.cancel()
         for pending in list(self._pending.values()):
             _settle(pending.future, None, self.closed)
 
@@ -885,12 +906,8 @@ class _Session:
 
 
 class _Transport:
-    """One connection to a server; the contract is in :class:`_Session`'s docstring.
-
-    ``deliver``, ``fail`` and ``closed`` are the session's callbacks, set by ``open``; readers
-    wait in ``_flowing()`` while the session has paused reading."""
-
-    label = "server"
+    """One connection to a server; the contract is in :class:`_Session`'s docstring. ``open``
+    keeps the session's callbacks; readers wait in ``_flowing()`` while reading is paused."""
 
     def __init__(self, label: str) -> None:
         self.label = label
@@ -902,9 +919,6 @@ class _Transport:
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
         self.deliver, self.fail, self.closed = deliver, fail, closed
-
-    async def send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
-        raise NotImplementedError
 
     async def cancel(self, rid: int, notice: JSON | None) -> None:
         """Stop waiting for ``rid``; on stdio a cancellation is the notice itself."""
@@ -925,36 +939,32 @@ class _Transport:
         while self._resumed is not None:
             await asyncio.shield(self._resumed)
 
-    async def close(self, fast: bool = False) -> None:
-        raise NotImplementedError
-
 
 # stdio ---------------------------------------------------------------------------------------
 
-def _server_env(extra: dict[str, str] | None, inherit: bool) -> dict[str, str]:
-    """The environment a server process gets: an allowlist of ours plus its own entries."""
-    if inherit:
-        env = dict(os.environ)
-    else:
-        env = {k: v for k, v in os.environ.items()
-               if k in ENV_ALLOWLIST or k.upper() in ENV_ALLOWLIST or k.startswith("LC_")}
-    env.update(extra or {})
-    return env
-
-
-class _StdioTransport(_Transport):
-    """A server process spoken to over its stdin/stdout, one JSON message per line."""
+class _StdioTransport(_Transport, asyncio.SubprocessProtocol):
+    """A server process spoken to over its stdin/stdout, one JSON message per line. It is the
+    process's asyncio protocol too: replies are split out of stdout in the callback that gets
+    the bytes, with no reader task; on POSIX stdout is a pipe of our own, read directly, which
+    saves a loop turn per message (the subprocess transport hands data over by call_soon)."""
 
     def __init__(self, argv: list[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = False, label: str = "server") -> None:
         super().__init__(label)
-        self.argv, self.env, self.cwd, self.inherit_env = argv, env, cwd, inherit_env
-        self.proc: asyncio.subprocess.Process | None = None
+        self.argv, self.cwd = argv, cwd
+        self.env = {k: v for k, v in os.environ.items()   # an allowlist of ours, then its own entries
+                    if inherit_env or k.upper() in ENV_ALLOWLIST or k.startswith("LC_")}
+        self.env.update(env or {})
+        self.process: asyncio.SubprocessTransport | None = None
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self.skipped_lines = 0
-        self._tasks: list[asyncio.Task] = []
-        self._drain_lock = asyncio.Lock()
-        self._eof = asyncio.Event()
+        self._stdout: Any = None              # the read transport of stdout
+        self._partial = bytearray()           # a line that spans reads
+        self._held: list[bytes] | None = None  # stdout read while the session paused reading
+        self._err_rest = b""
+        self._exit = self._eof = self._err_eof = None   # futures: process exited, pipes ended
+        self._writable: asyncio.Future | None = None    # pending while stdin's pipe is full
+        self._ending: asyncio.Task | None = None
         self._closing = self._lost = False
         # What the server writes on stderr while it answers the era probe (an SDK that does not
         # know server/discover may log pages of validation errors): its first line is shown,
@@ -964,78 +974,129 @@ class _StdioTransport(_Transport):
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
                    closed: Callable[[ConnectionClosed], None]) -> None:
         await super().open(deliver, fail, closed)
-        posix = os.name == "posix"
+        loop, posix = asyncio.get_running_loop(), os.name == "posix"
+        self._exit, self._eof, self._err_eof = (loop.create_future() for _ in range(3))
+        read_fd, write_fd = os.pipe() if posix else (-1, asyncio.subprocess.PIPE)
         try:
-            self.proc = await asyncio.create_subprocess_exec(  # never a shell
-                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=_server_env(self.env, self.inherit_env),
+            self.process, _ = await loop.subprocess_exec(  # never a shell
+                lambda: self, *self.argv, stdin=asyncio.subprocess.PIPE, stdout=write_fd,
+                stderr=asyncio.subprocess.PIPE, env=self.env,
                 cwd=self.cwd, start_new_session=posix)
         except OSError as exc:
+            if posix:
+                os.close(read_fd)
             hint = "check the command and PATH" if isinstance(exc, FileNotFoundError) else "check the command"
             raise _NotSent(f"{self.label}: cannot start {shlex.join(self.argv)[:300]}: "
-                                   f"{exc.strerror or exc} ({hint})") from exc
+                           f"{exc.strerror or exc} ({hint})") from exc
+        finally:
+            if posix:
+                os.close(write_fd)
+        # a flood of server requests must not stall its answers at the default 64 KiB
+        self.process.get_pipe_transport(0).set_write_buffer_limits(STDIN_BUFFER)
         if posix:
-            _guard_group(self.proc.pid)
-        self._tasks = [asyncio.ensure_future(self._read_stdout()),
-                       asyncio.ensure_future(self._read_stderr()),
-                       asyncio.ensure_future(self._watch_exit())]
+            _guard_group(self.process.get_pid())
+            self._stdout, _ = await loop.connect_read_pipe(lambda: self, open(read_fd, "rb", 0))
+        else:
+            self._stdout = self.process.get_pipe_transport(1)
 
     async def send(self, message: JSON, headers: dict[str, str] | None = None) -> None:
-        proc = self.proc
-        if proc is None or proc.stdin is None or proc.stdin.is_closing():
+        stdin = self.process.get_pipe_transport(0) if self.process else None
+        if stdin is None or stdin.is_closing():
             raise _NotSent(f"{self.label}: not connected")
-        if self._eof.is_set():   # its output is closed: nothing written now could be answered
+        if self._eof.done():   # its output is closed: nothing written now could be answered
             raise _NotSent(str(self._closed_error("the server closed its output")))
         if message.get("method") == "server/discover" and self._probe_noise is None:
             self._probe_noise = [0]
         elif self._probe_noise and "method" in message:   # the probe was answered
-            self._end_probe_noise()
-        try:
-            proc.stdin.write(_dumps(message) + b"\n")
-            # drain only when the pipe is backed up; one drainer at a time (3.10 asserts so)
-            if proc.stdin.transport.get_write_buffer_size() > STDIN_BUFFER:
-                async with self._drain_lock:
-                    await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError) as exc:
-            with contextlib.suppress(Exception):  # collect the error asyncio keeps for us
-                await proc.stdin.wait_closed()
-            raise _NotSent(str(self._closed_error("the server closed its input"))) from exc
+            if self._probe_noise[0] > 1:
+                logging.getLogger("mcpmini.server").info(
+                    "%s: (%d more lines while it answered the era probe, server/discover, not shown)",
+                    self.label, self._probe_noise[0] - 1)
+            self._probe_noise = []   # done: never again on this connection
+        stdin.write(_dumps(message) + b"\n")
+        if stdin.is_closing():   # the write failed: nothing of it reached the server
+            raise _NotSent(str(self._closed_error("the server closed its input")))
+        if self._writable and not self._writable.done():   # a full pipe: wait for the server
+            await asyncio.shield(self._writable)
 
-    async def _read_stdout(self) -> None:
-        """Split lines ourselves: readline() has a 64 KiB limit, byte reads are slow."""
-        assert self.proc and self.proc.stdout
-        stdout, parts, size = self.proc.stdout, [], 0
-        try:
-            while chunk := await stdout.read(READ_CHUNK):
-                start = 0
-                while (end := chunk.find(b"\n", start)) >= 0:
-                    if parts:
-                        parts.append(chunk[start:end])
-                        line, parts, size = b"".join(parts), [], 0
-                    else:
-                        line = chunk[start:end]
-                    start = end + 1
-                    if len(line) > MAX_MESSAGE_SIZE:
-                        return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
-                    if self._resumed is not None:
-                        await self._flowing()
-                    self._line(line)
-                if start < len(chunk):
-                    parts.append(chunk[start:] if start else chunk)
-                    size += len(chunk) - start
-                    if size > MAX_MESSAGE_SIZE:
-                        return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
-            if parts:
-                self._line(b"".join(parts))
-        except (ConnectionError, OSError) as exc:
-            log.debug("%s: stdout read failed: %s", self.label, exc)
-        finally:
-            self._eof.set()
-        await self._report_exit()
+    # The process's callbacks (asyncio.SubprocessProtocol) ---------------------------------
 
-    def _line(self, line: bytes) -> None:
-        line = line.strip()
-        if not line:
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        """Split stdout into lines here: no readline() limit, linear in the message size. A
+        line that spans reads grows one bytearray, dropped whole once delivered (pieces kept
+        apart would leave the allocator's heap fragmented: ~10 MB more RSS per 10 MB line)."""
+        if fd == 2:
+            return self._stderr(data)
+        if self._lost:
+            return
+        if self._held is not None:   # the session paused reading
+            return self._held.append(data)
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            line: bytes | bytearray = data[start:end]
+            if self._partial:
+                self._partial += line
+                line, self._partial = self._partial, bytearray()
+            start = end + 1
+            if len(line) > MAX_MESSAGE_SIZE:
+                return self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+            self._line(line)
+            if self._held is not None:   # the session paused reading: keep the rest
+                return self._held.append(data[start:])
+        self._partial += memoryview(data)[start:]
+        if len(self._partial) > MAX_MESSAGE_SIZE:
+            self._lose(f"a message exceeded {MAX_MESSAGE_SIZE >> 20} MiB")
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 0 and self._writable:   # a writer may wait on a full pipe
+            _settle(self._writable, None, self._closed_error("the server closed its input"))
+            _quiet(self._writable)   # nobody may be waiting
+        elif fd == 1 and not self._eof.done():
+            if self._partial and not self._lost:
+                self._line(self._partial)
+            _settle(self._eof, None)
+            self._end(self._exit, 0.2)   # its exit status makes a better message
+        elif fd == 2:
+            if self._err_rest.strip():
+                self.stderr_tail.append(self._err_rest.decode("utf-8", "replace")[:2000])
+            _settle(self._err_eof, None)
+
+    def process_exited(self) -> None:
+        _settle(self._exit, None)
+        self._end(self._eof, EXIT_GRACE)   # a grandchild may hold stdout: the process counts
+
+    def pause_writing(self) -> None:
+        self._writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        _settle(self._writable, None)
+
+    # stdout's pipe (POSIX) as an asyncio.Protocol; connection_lost also ends the process
+    def data_received(self, data: bytes) -> None:
+        self.pipe_data_received(1, data)
+
+    def eof_received(self) -> None:   # connection_lost follows
+        pass
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.pipe_connection_lost(1, exc)
+
+    # Reading -------------------------------------------------------------------------------
+
+    def pause_reading(self) -> None:
+        if self._held is None:
+            self._held = []
+            self._stdout.pause_reading()
+
+    def resume_reading(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            self._stdout.resume_reading()
+            for data in held:   # in order, even if the session pauses again meanwhile
+                self.pipe_data_received(1, data)
+
+    def _line(self, line: bytes | bytearray) -> None:
+        if not line or line.isspace():   # (not strip(): a copy; JSON allows the whitespace)
             return
         try:
             message = _jsonrpc(line)
@@ -1049,65 +1110,41 @@ class _StdioTransport(_Transport):
             return
         self.deliver(message)
 
-    async def _read_stderr(self) -> None:
-        """Drain stderr continuously (a full pipe would block the server) and keep its tail."""
-        assert self.proc and self.proc.stderr
-        stderr, rest = self.proc.stderr, b""
-        server_log = logging.getLogger("mcpmini.server")
-        with contextlib.suppress(ConnectionError, OSError):
-            while chunk := await stderr.read(1 << 16):
-                lines = (rest + chunk).split(b"\n")
-                rest = lines.pop()[-8192:]
-                for raw in lines:
-                    text = raw.decode("utf-8", "replace").rstrip("\r")[:2000]
-                    if not text.strip():
-                        continue
-                    self.stderr_tail.append(text)
-                    if self._probe_noise:
-                        self._probe_noise[0] += 1
-                        if self._probe_noise[0] > 1:
-                            continue
-                    server_log.info("%s: %s", self.label, text)
-            if rest.strip():
-                self.stderr_tail.append(rest.decode("utf-8", "replace")[:2000])
+    def _stderr(self, data: bytes) -> None:
+        """Keep stderr's tail and log it; it is read as it comes, so a chatty server never
+        blocks on a full pipe."""
+        lines = (self._err_rest + data).split(b"\n")
+        self._err_rest = lines.pop()[-8192:]
+        for raw in lines:
+            text = raw.decode("utf-8", "replace").rstrip("\r")[:2000]
+            if not text.strip():
+                continue
+            self.stderr_tail.append(text)
+            if self._probe_noise:
+                self._probe_noise[0] += 1
+                if self._probe_noise[0] > 1:
+                    continue
+            logging.getLogger("mcpmini.server").info("%s: %s", self.label, text)
 
-    def _end_probe_noise(self) -> None:
-        if self._probe_noise and self._probe_noise[0] > 1:
-            logging.getLogger("mcpmini.server").info(
-                "%s: (%d more lines while it answered the era probe, server/discover, not shown)",
-                self.label, self._probe_noise[0] - 1)
-        self._probe_noise = []   # done: never again on this connection
+    # The end -------------------------------------------------------------------------------
 
-    async def _watch_exit(self) -> None:
-        """Watch the process, not only the pipe: a grandchild may hold stdout open."""
-        await self._exited(None)
-        with contextlib.suppress(asyncio.TimeoutError):  # let the pipe deliver its last words
-            await asyncio.wait_for(self._eof.wait(), EXIT_GRACE)
-        await self._report_exit()
+    def _end(self, other: asyncio.Future, grace: float) -> None:
+        if self._ending is None and not self._closing:
+            self._ending = asyncio.ensure_future(self._report_exit(other, grace))
 
-    async def _exited(self, timeout: float | None) -> bool:
-        """Wait until the process itself has exited. (``Process.wait()`` also waits for the
-        pipes on 3.11+, which a grandchild may keep open.)"""
-        proc, loop = self.proc, asyncio.get_running_loop()
-        assert proc is not None
-        deadline = None if timeout is None else loop.time() + timeout
-        delay = 0.002
-        while proc.returncode is None:
-            if deadline is not None and loop.time() >= deadline:
-                return False
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.1)
-        return True
-
-    async def _report_exit(self) -> None:
-        if self._lost:
-            return
-        if self.proc:
-            await self._exited(0.2)  # its exit status makes a better message
-        await asyncio.sleep(0)  # let the stderr reader take the last lines
+    async def _report_exit(self, other: asyncio.Future, grace: float) -> None:
+        """Stdout ended or the process exited: give the other (and stderr's last lines) a
+        moment, then fail every waiter with the exit status and the tail of stderr."""
+        await asyncio.wait((other, self._err_eof), timeout=grace)
         self._lose_with(self._closed_error("the server closed its output"))
 
+    async def _exited(self, timeout: float) -> bool:
+        """Wait until the process itself has exited (its pipes may stay open in a grandchild)."""
+        await asyncio.wait((self._exit,), timeout=timeout)
+        return self._exit.done()
+
     def _lose(self, why: str) -> None:
+        self._partial = bytearray()   # up to MAX_MESSAGE_SIZE, of no use now
         self._lose_with(ConnectionClosed(f"{self.label}: {why}; connection closed"))
         self._signal(signal.SIGTERM)  # the client's close() reaps it
 
@@ -1117,7 +1154,7 @@ class _StdioTransport(_Transport):
             self.closed(exc)
 
     def _closed_error(self, why: str) -> ConnectionClosed:
-        code = self.proc.returncode if self.proc else None
+        code = self.process.get_returncode() if self.process else None
         if code is None:
             what = why
         elif code < 0 and os.name == "posix":
@@ -1131,57 +1168,48 @@ class _StdioTransport(_Transport):
     async def close(self, fast: bool = False) -> None:
         """Close stdin, wait, SIGTERM, wait, SIGKILL — to the whole process group, since
         wrappers like npx or uvx leave children behind. ``fast`` skips the polite wait."""
-        proc = self.proc
-        if proc is None or self._closing:
+        process = self.process
+        if process is None or self._closing:
             return
         self._closing = True
-        if proc.stdin and not proc.stdin.is_closing():
-            with contextlib.suppress(OSError):
-                proc.stdin.close()
+        stdin = process.get_pipe_transport(0)
+        if stdin is not None:
+            stdin.close()
         # Even in a hurry, give it a moment to read a cancellation written just before.
         await self._exited(0.1 if fast else SHUTDOWN_GRACE)
         for sig, grace in ((signal.SIGTERM, SHUTDOWN_GRACE), (getattr(signal, "SIGKILL", None), 5.0)):
-            if sig is None or not self._signal(sig):
+            if sig is None or not self._signal(sig) or await self._gone_within(grace):
                 break
-            if not await self._gone_within(grace):
-                continue
-            break
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        _live_groups.discard(proc.pid)
-        transport = getattr(proc, "_transport", None)  # pipes a grandchild holds stay open otherwise
-        if transport is not None:
-            transport.close()
+        if self._ending is not None:
+            self._ending.cancel()
+            await asyncio.gather(self._ending, return_exceptions=True)
+        _live_groups.discard(process.get_pid())
+        process.close()   # pipes a grandchild holds stay open otherwise
+        if self._stdout is not None:
+            self._stdout.close()
 
     def _signal(self, sig: int) -> bool:
         """Signal the process group; False when nothing is left to signal."""
-        proc = self.proc
-        if proc is None:
-            return False
+        process = self.process
         if os.name == "posix":
-            try:
-                os.killpg(proc.pid, sig)
-                return True
-            except (ProcessLookupError, PermissionError):
-                return False
-        if proc.returncode is not None:
+            return _killpg(process.get_pid(), sig)
+        if process.get_returncode() is not None:
             return False
         with contextlib.suppress(ProcessLookupError):
-            proc.terminate() if sig == signal.SIGTERM else proc.kill()
+            process.terminate() if sig == signal.SIGTERM else process.kill()
         return True
 
     async def _gone_within(self, grace: float) -> bool:
-        proc = self.proc
-        assert proc is not None
         deadline = time.monotonic() + grace
         if not await self._exited(grace):
             return False
-        while os.name == "posix" and _group_alive(proc.pid):
+        while os.name == "posix" and _killpg(self.process.get_pid(), 0):   # its group lives on
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(0.02)
         return True
+
+
 _live_groups: set[int] = set()  # process groups of running stdio servers
 _guarded: list[int] = []
 
@@ -1213,9 +1241,10 @@ def _die_by_signal(signum: int, frame: Any) -> None:
     os.kill(os.getpid(), signum)
 
 
-def _group_alive(pgid: int) -> bool:
+def _killpg(pgid: int, sig: int) -> bool:
+    """Signal a process group (0: only look); False when it is gone."""
     try:
-        os.killpg(pgid, 0)
+        os.killpg(pgid, sig)
         return True
     except (ProcessLookupError, PermissionError):
         return False
@@ -1224,70 +1253,55 @@ def _group_alive(pgid: int) -> bool:
 # HTTP plumbing: SSE, URLs, proxies, connections, one request ---------------------------------
 
 class _SSEParser:
-    """Incremental Server-Sent Events parser (WHATWG rules; digest §5.5).
-
-    ``feed(data)`` returns the events completed by ``data`` as ``(type, data, id)`` tuples.
-    Lines end with ``\\n``, ``\\r\\n`` or a lone ``\\r`` (a ``\\r`` ending one feed and a ``\\n``
-    starting the next are one line end). ``last_id`` and ``retry`` (milliseconds) persist
-    across events; an event whose data is empty (a 2025-11-25 priming event) is not returned,
-    but its id is recorded. Time is linear in the input; one event may be up to ``limit``
-    bytes (ProtocolError beyond), with no other size limit.
-    """
+    """Incremental Server-Sent Events parser (WHATWG rules; digest §5.5): ``feed(data)`` returns
+    the events ``data`` completes, as ``(type, data, id)``. Lines end with \\n, \\r\\n or a lone
+    \\r, also when a \\r\\n is split between feeds. ``last_id`` and ``retry`` (ms) persist across
+    events; an event with empty data (a 2025-11-25 priming event) is not returned, but its id
+    is kept. Linear in the input; an event over ``limit`` bytes is a ProtocolError."""
 
     def __init__(self, *, last_id: str = "", retry: int | None = None,
                  limit: int = MAX_MESSAGE_SIZE) -> None:
         self.last_id, self.retry, self.limit = last_id, retry, limit
-        self._line: list[bytes] = []     # pieces of the unfinished line
-        self._line_size = 0
+        self._line = bytearray()         # the unfinished line
         self._data: list[bytes] = []     # data lines of the event being read
         self._size = 0                   # bytes of those data lines
         self._type = ""
         self._skip_lf = False            # the last feed ended with \r
-        self._head: bytes | None = b""   # the first bytes, until a UTF-8 BOM is ruled out
+        self._bom = True                 # WHATWG: one leading BOM is dropped
 
     def feed(self, data: bytes) -> list[tuple[str, str, str]]:
-        if self._head is not None:       # WHATWG: one leading BOM is dropped
-            data, self._head = self._head + data, None
-            if len(data) < 3 and b"\xef\xbb\xbf".startswith(data):
-                self._head = data
-                return []
-            if data.startswith(b"\xef\xbb\xbf"):
-                data = data[3:]
         if not data:
             return []
-        if self._skip_lf:
-            self._skip_lf = False
-            if data[:1] == b"\n":
-                data = data[1:]
+        if self._skip_lf and data[:1] == b"\n":   # the rest of a \r\n split between feeds
+            data = data[1:]
+        self._skip_lf = data.endswith(b"\r")
         events: list[tuple[str, str, str]] = []
         start = 0
         for end, after in _line_ends(data):
+            line: bytes | bytearray = data[start:end]
             if self._line:
-                self._line.append(data[start:end])
-                line, self._line, self._line_size = b"".join(self._line), [], 0
-            else:
-                line = data[start:end]
+                self._line += line
+                line, self._line = self._line, bytearray()
+            if self._bom:
+                self._bom, line = False, line.removeprefix(b"\xef\xbb\xbf")
             self._process(line, events)
             start = after
-        if data.endswith(b"\r"):  # maybe the first half of \r\n
-            self._skip_lf = True
-        if start < len(data):
-            self._line.append(data[start:])
-            self._line_size += len(data) - start
-            self._check_size()
+        self._line += memoryview(data)[start:]
+        self._check_size()
         return events
 
     def _check_size(self) -> None:
-        if self._size + self._line_size > self.limit:
+        if self._size + len(self._line) > self.limit:
             raise ProtocolError(f"an SSE event exceeded {self.limit >> 20} MiB")
 
-    def _process(self, line: bytes, events: list[tuple[str, str, str]]) -> None:
-        if not line:
-            self._dispatch(events)
+    def _process(self, line: bytes | bytearray, events: list[tuple[str, str, str]]) -> None:
+        if not line:   # the end of an event; one with empty data (priming) is never dispatched
+            data, kind = b"\n".join(self._data), self._type or "message"
+            self._data, self._size, self._type = [], 0, ""
+            if data:
+                events.append((kind, data.decode("utf-8", "replace"), self.last_id))
             return
-        if line[:1] == b":":  # a comment (keep-alive)
-            return
-        name, _, value = line.partition(b":")
+        name, _, value = line.partition(b":")   # a comment (keep-alive) has the empty name
         if value[:1] == b" ":
             value = value[1:]
         if name == b"data":
@@ -1303,11 +1317,18 @@ class _SSEParser:
             if value.isdigit() and len(value) < 10:  # digits only, else ignored
                 self.retry = int(value)
 
-    def _dispatch(self, events: list[tuple[str, str, str]]) -> None:
-        data, kind = b"\n".join(self._data), self._type or "message"
-        self._data, self._size, self._type = [], 0, ""
-        if data:  # empty data (priming events) is never dispatched, nor parsed
-            events.append((kind, data.decode("utf-8", "replace"), self.last_id))
+
+def _line_ends(data: bytes) -> Any:
+    """(end, next start) of each line in ``data``: bytes.find when there is no \r (the usual
+    case, and much faster than the regex on a 10 MB event)."""
+    if b"\r" in data:
+        for match in SSE_LINE_END.finditer(data):
+            yield match.start(), match.end()
+        return
+    start = 0
+    while (end := data.find(b"\n", start)) >= 0:
+        yield end, end + 1
+        start = end + 1
 
 
 def _split_url(url: str) -> tuple[str, str, int, str]:
@@ -1324,11 +1345,9 @@ def _split_url(url: str) -> tuple[str, str, int, str]:
 
 
 def _origin(url: str) -> tuple[str, str, int] | None:
-    try:
-        scheme, host, port, _ = _split_url(url)
-    except ProtocolError:
-        return None
-    return scheme, host.lower(), port
+    with contextlib.suppress(ProtocolError):
+        return _split_url(url)[:3]   # urlsplit lowercases the scheme and the host name
+    return None
 
 
 def _safe_url(url: str) -> str:
@@ -1340,20 +1359,6 @@ def _safe_url(url: str) -> str:
     except ValueError:
         text = "<invalid URL>"
     return _redact(text)
-
-
-def _check_url(url: str, label: str) -> str:
-    if _origin(url) is None:
-        raise ConfigError(f"{label}: {_safe_url(url)!r} is not a valid http(s) URL")
-    password = urlsplit(url).password
-    if password:
-        _remember_secret(unquote(password))
-    return url
-
-
-def _safe_label(label: str, url: str) -> str:
-    """A label that is the URL itself loses its user info and query, like URLs in messages."""
-    return _safe_url(url) if label == url else label
 
 
 def _checked_headers(headers: dict[str, str] | None, label: str) -> dict[str, str]:
@@ -1377,21 +1382,6 @@ def _has_header(headers: dict[str, str], name: str) -> bool:
     return any(k.lower() == name for k in headers)
 
 
-def _media_type(value: str | None) -> str:
-    return (value or "").split(";", 1)[0].strip().lower()
-
-
-def _line_ends(data: bytes) -> Any:
-    """(end, next start) of each line in ``data``: bytes.find when there is no \r (the usual
-    case, and much faster than the regex on a 10 MB event)."""
-    if b"\r" in data:
-        for match in SSE_LINE_END.finditer(data):
-            yield match.start(), match.end()
-        return
-    start = 0
-    while (end := data.find(b"\n", start)) >= 0:
-        yield end, end + 1
-        start = end + 1
 _proxy_cache: dict[tuple, Any] = {}
 
 
@@ -1555,11 +1545,9 @@ class _Connection(asyncio.Protocol):
     async def read_some(self, n: int) -> bytes:
         """Up to ``n`` bytes as soon as there are any; b"" at a clean end of the stream."""
         while not self.buffer:
-            if self.eof:
-                if self.error:
-                    raise self.error
+            if self.eof and not self.error:
                 return b""
-            await self._more()
+            await self._more()   # raises what ended the connection
         data = bytes(self.buffer[:n])
         del self.buffer[:n]
         return data
@@ -1595,8 +1583,7 @@ class _ConnectionPool:
     """Idle keep-alive connections by (scheme, host, port). A connection comes back
     only after its response was read to the end, and is taken again only while still open."""
 
-    def __init__(self, limit: int = POOL_IDLE_MAX) -> None:
-        self.limit = limit
+    def __init__(self) -> None:
         self._idle: dict[tuple, list[_Connection]] = {}
 
     def get(self, key: tuple) -> _Connection | None:
@@ -1611,7 +1598,7 @@ class _ConnectionPool:
     def put(self, conn: _Connection) -> None:
         conn.arm(None)
         idle = self._idle.setdefault(conn.key, [])
-        if conn.reusable() and len(idle) < self.limit:
+        if conn.reusable() and len(idle) < POOL_IDLE_MAX:
             idle.append(conn)
         else:
             conn.close()
@@ -1702,19 +1689,14 @@ class _HTTPResponse:
         tokens = self.headers.get("connection", "").lower()
         self._keep = self._left is not None and "close" not in tokens and (
             version == b"HTTP/1.1" or "keep-alive" in tokens)
-        self._eof = self._left == 0 and not self._chunked
+        self.complete = self._left == 0 and not self._chunked   # the whole body has been read
 
     @property
     def media_type(self) -> str:
-        return _media_type(self.headers.get("Content-Type"))
-
-    @property
-    def complete(self) -> bool:
-        """The whole body has been read."""
-        return self._eof
+        return self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
 
     async def _next(self) -> bytes:
-        if self._eof:
+        if self.complete:
             return b""
         if (conn := self._conn) is None:
             raise ConnectionClosed(f"{self._what}: the response was closed")
@@ -1729,19 +1711,19 @@ class _HTTPResponse:
                     while (line := await conn.read_until(HTTP_LINE_END, budget, f"{self._what}: the trailer "
                                                          f"fields exceeded {HTTP_MAX_HEAD >> 10} KiB")).strip():
                         budget -= len(line)
-                    self._eof = True
+                    self.complete = True
                     return b""
                 self._left = left
             data = await conn.read_some(READ_CHUNK if self._left is None else min(self._left, READ_CHUNK))
             if self._left is None:
-                self._eof = not data
+                self.complete = not data
                 return data
             if not data:
                 raise ConnectionResetError(f"the server closed the connection {self._left} bytes early")
             self._left -= len(data)
             if self._chunked and not self._left:
                 await conn.read_until(HTTP_CHUNK_END, 2, f"{self._what}: a chunk is longer than its size")
-            self._eof = not (self._left or self._chunked)
+            self.complete = not (self._left or self._chunked)
             return data
         except MCPError:
             raise
@@ -1776,7 +1758,7 @@ class _HTTPResponse:
     def close(self) -> None:
         """Done with it: an unread body closes the connection, a read one keeps it alive."""
         conn, self._conn = self._conn, None
-        if conn is not None and self._eof and self._keep:
+        if conn is not None and self.complete and self._keep:
             self._pool.put(conn)
         elif conn is not None:
             conn.close()
@@ -1787,7 +1769,7 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
                 timeout: float | None) -> _HTTPResponse:
     """One request on a pooled or new connection, in one write; the response's head read."""
     scheme, host, port, target = _split_url(url)
-    key = (scheme, host.lower(), port)
+    key = (scheme, host, port)
     conn = pool.get(key)   # an idle connection keeps the proxy it was opened with
     proxy = conn.proxy if conn is not None else _proxy_for(scheme, host, port)
     netloc = f"[{host}]" if ":" in host else host
@@ -1810,7 +1792,7 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
                            "\r\n"]).encode("latin-1") + (body or b"")
     except UnicodeEncodeError:
         raise ProtocolError(f"{what}: a header or the URL is not ASCII/Latin-1") from None
-    for attempt in (0, 1):
+    while True:
         reused = conn is not None
         try:
             if conn is None:
@@ -1828,14 +1810,13 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
             # The server may close an idle keep-alive connection just as we reuse it (the pool
             # checked it just before); the request may have reached it all the same, so only
             # a request that is safe to repeat goes again (issue 12 item 3).
-            if reused and attempt == 0 and idempotent and isinstance(exc, ConnectionError):
+            if reused and idempotent and isinstance(exc, ConnectionError):
                 log.debug("%s: the reused connection failed (%s); retrying once on a new one", what, exc)
                 conn = None
                 continue
             via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
             raise ConnectionClosed(f"the connection to {_safe_url(url)}{via} broke before the answer: "
                                    f"{_os_reason(exc, host, port)}") from None
-    raise AssertionError("unreachable")
 
 
 async def _http_request(method: str, url: str, *, headers: dict[str, str] | None = None,
@@ -1901,17 +1882,6 @@ def _header_value(text: str) -> str:
     return f"{BASE64_MARK[0]}{encoded}{BASE64_MARK[1]}"
 
 
-def _header_scalar(value: Any) -> str | None:
-    """A tool argument as header text: booleans lowercase, integers in decimal."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return value if isinstance(value, str) else None
-
-
 def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str | None]:
     """The ``x-mcp-header`` annotations of a tool's inputSchema as (property path, name),
     or the reason they are invalid (digest §7.4)."""
@@ -1968,9 +1938,12 @@ def _param_headers(schema: Any, arguments: Any) -> dict[str, str]:
         value: Any = arguments
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
-        text = _header_scalar(value)
-        if text is not None:
-            headers[f"Mcp-Param-{name}"] = _header_value(text)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, int):   # booleans lowercase, integers in decimal
+            value = json.dumps(value)
+        if isinstance(value, str):
+            headers[f"Mcp-Param-{name}"] = _header_value(value)
     return headers
 
 
@@ -2060,8 +2033,12 @@ class _HTTPTransport(_Transport):
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, label: str = "server",
                  timeout: float = DEFAULT_TIMEOUT, auth: Any = None) -> None:
-        super().__init__(_safe_label(label, url))
-        self.url, self.timeout = _check_url(url, label), timeout
+        super().__init__(_safe_url(url) if label == url else label)   # no user info, no query
+        if _origin(url) is None:
+            raise ConfigError(f"{label}: {_safe_url(url)!r} is not a valid http(s) URL")
+        if password := urlsplit(url).password:
+            _remember_secret(unquote(password))
+        self.url, self.timeout = url, timeout
         self.headers = _checked_headers(headers, label)
         self.auth = auth   # an _OAuth (see Auth) or None
         self.pool = _ConnectionPool()
@@ -2144,8 +2121,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         super().__init__(url, **options)
         self.session_id: str | None = None
         self.version: str | None = None          # negotiated legacy version
-        self.modern_version: str | None = None   # of the last modern request
-        self.era: str | None = None              # MODERN_VERSION or "legacy", from what was sent
+        self.modern_version: str | None = None   # of the last modern request; None after initialize
         self._flights: dict[int, _Flight] = {}
         self._listener: asyncio.Task | None = None   # the legacy GET stream
         self._ending: asyncio.Task | None = None     # a flight reading its stream's end: the
@@ -2156,29 +2132,25 @@ class _StreamableHTTPTransport(_HTTPTransport):
 
     def _headers(self, message: JSON) -> tuple[dict[str, str], bool]:
         """The headers of a POST, and whether the message is a modern request."""
-        method = message.get("method")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        version = meta.get(META_VERSION)
+        method, params = message.get("method"), _object(message.get("params"))
+        version = _object(params.get("_meta")).get(META_VERSION)
+        modern = isinstance(version, str) and isinstance(method, str)
         headers = {"Accept": HTTP_ACCEPT, "Content-Type": "application/json", **self.headers}
-        if isinstance(version, str) and isinstance(method, str):
-            self.era, self.modern_version = MODERN_VERSION, version
-            # spec: the header equals the _meta version; Mcp-Method on every POST
-            headers["MCP-Protocol-Version"] = version
+        if modern:
+            self.modern_version = version
+        elif method == "initialize":   # spec: no version header and no session id on initialize
+            self.modern_version = None
+            return headers, False
+        elif not self.modern_version:
+            return self._legacy_headers(headers), False
+        # spec: the header equals the _meta version; Mcp-Method on every POST
+        headers["MCP-Protocol-Version"] = self.modern_version
+        if isinstance(method, str):
             headers["Mcp-Method"] = _header_value(method)
-            name = params.get("uri" if method == "resources/read" else "name")
-            if method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
-                headers["Mcp-Name"] = _header_value(name)
-            return headers, True
-        if method == "initialize":  # spec: no version header and no session id on initialize
-            self.era = "legacy"
-            return headers, False
-        if self.era == MODERN_VERSION and self.modern_version:
-            headers["MCP-Protocol-Version"] = self.modern_version
-            if isinstance(method, str):
-                headers["Mcp-Method"] = _header_value(method)
-            return headers, False
-        return self._legacy_headers(headers), False
+        name = params.get("uri" if method == "resources/read" else "name")
+        if modern and method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
+            headers["Mcp-Name"] = _header_value(name)
+        return headers, modern
 
     def _legacy_headers(self, headers: dict[str, str]) -> dict[str, str]:
         if self.session_id:
@@ -2203,7 +2175,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         resp, data = await self._post_no_reply(self.url, all_headers, body)
         if resp is not None:
             log.warning("%s", _status_error(self.label, resp, self.url, data, f"POST {what}"))
-        if method == "notifications/initialized" and self.era == "legacy":
+        if method == "notifications/initialized" and not self.modern_version:
             # the session is ready: open the optional GET stream for what the server sends
             # outside any request (a new session replaces the old stream)
             if self._listener is not None:
@@ -2216,7 +2188,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         flight = self._flights.get(rid)
         if flight is not None and flight.task is not None:
             flight.task.cancel()
-        modern = flight.modern if flight is not None else self.era == MODERN_VERSION
+        modern = flight.modern if flight is not None else self.modern_version is not None
         if notice is not None and not modern:
             await self.send(notice)
 
@@ -2246,8 +2218,12 @@ class _StreamableHTTPTransport(_HTTPTransport):
             # spec: a 404 for a request that carried a session id: start a new session
             self.session_id = None
             raise _SessionExpired(f"{self.label}: the server ended the HTTP session (HTTP 404)")
-        if flight.method == "initialize" and 200 <= status < 300:
-            self._take_session_id(resp)
+        session_id = resp.headers.get("Mcp-Session-Id")
+        if flight.method == "initialize" and 200 <= status < 300 and session_id is not None:
+            if session_id and all(0x21 <= ord(c) <= 0x7E for c in session_id):  # spec: visible ASCII
+                self.session_id = session_id
+            else:
+                log.warning("%s: ignored an invalid Mcp-Session-Id from the server", self.label)
         if 200 <= status < 300 and resp.media_type == "text/event-stream":
             return await self._read_stream(flight, resp)
         data = await resp.read()
@@ -2267,15 +2243,6 @@ class _StreamableHTTPTransport(_HTTPTransport):
         if not self._deliver(flight, reply):
             raise ProtocolError(f"{self.label}: the HTTP {status} reply to {flight.method} did not "
                                 f"answer it (request id {flight.rid})")
-
-    def _take_session_id(self, resp: _HTTPResponse) -> None:
-        value = resp.headers.get("Mcp-Session-Id")
-        if value is None:
-            return
-        if value and all(0x21 <= ord(c) <= 0x7E for c in value):  # spec: visible ASCII
-            self.session_id = value
-        else:
-            log.warning("%s: ignored an invalid Mcp-Session-Id from the server", self.label)
 
     def _deliver(self, flight: _Flight, reply: Any) -> bool:
         """Deliver what arrived for this request; True when it holds the response."""
@@ -2320,7 +2287,12 @@ class _StreamableHTTPTransport(_HTTPTransport):
                                        f"ending without a message ({MAX_SSE_RESUMES} reconnects)")
             # spec (2025-11-25): honour retry, measured from the close
             await asyncio.sleep(max(closed_at + _sse_delay(parser.retry, quiet) - time.monotonic(), 0))
-            resp = flight.response = await self._resume(flight, parser.last_id)
+            log.debug("%s: resuming the reply stream of %s after event %r", self.label, flight.method,
+                      parser.last_id)
+            headers = {"Accept": "text/event-stream", **self.headers, "Last-Event-ID": parser.last_id}
+            resp = flight.response = await self._get_event_stream(
+                self._legacy_headers(headers), f"resuming {flight.method}",
+                f"the reply stream of {flight.method} ended early and resuming it failed")
             parser = _SSEParser(last_id=parser.last_id, retry=parser.retry)
 
     async def _consume(self, flight: _Flight, events: Any) -> bool:
@@ -2341,14 +2313,6 @@ class _StreamableHTTPTransport(_HTTPTransport):
         except ConnectionClosed as exc:  # the stream broke: like its end
             log.debug("%s: the reply stream of %s broke: %s", self.label, flight.method, exc)
         return False
-
-    async def _resume(self, flight: _Flight, last_id: str) -> _HTTPResponse:
-        headers = self._legacy_headers({"Accept": "text/event-stream", **self.headers,
-                                        "Last-Event-ID": last_id})
-        log.debug("%s: resuming the reply stream of %s after event %r", self.label, flight.method, last_id)
-        return await self._get_event_stream(
-            headers, f"resuming {flight.method}",
-            f"the reply stream of {flight.method} ended early and resuming it failed")
 
     # The legacy GET stream, closing -----------------------------------------------------
 
@@ -2513,27 +2477,21 @@ class _LegacySSETransport(_HTTPTransport):
 #   403 insufficient_scope ─► rediscover, authorize again with the union of scopes (once)
 
 
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
 # Safe OAuth requests -------------------------------------------------------------------------
 
 def _host_is_loopback(host: str) -> bool:
     import ipaddress
     host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return host == "localhost" or host.endswith(".localhost") or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 
 
 def _check_oauth_url(url: str, what: str, *, allow_private: bool) -> str:
-    """A server-supplied OAuth URL, refused unless safe to fetch (SSRF rules): http(s), http
-    only to loopback, no user info/fragment/control characters, never link-local (cloud
-    metadata), unspecified or multicast addresses, loopback/private ones only when allowed."""
+    """A server-supplied OAuth URL, refused unless safe to fetch (SSRF): http(s), http only to
+    loopback, no user info/fragment/control characters, never a link-local (cloud metadata),
+    unspecified or multicast address, a loopback/private one only when allowed."""
     import ipaddress
     import socket
     if not isinstance(url, str) or any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
@@ -2584,10 +2542,10 @@ def _token_store_path() -> str:
 
 
 class _TokenStore:
-    """OAuth state: {"servers": {url: {issuer, resource}}, "clients": {issuer: {...}},
-    "tokens": {"<issuer> <resource>": {...}}}. In memory when ``path`` is None, else a 0600
-    JSON file in a 0700 directory; every read-modify-write runs under a lock file, so that
-    parallel mcpmini processes never redeem the same (rotating) refresh token twice."""
+    """OAuth state: {"servers": {url: {issuer, resource[, scope]}}, "clients": {issuer: {...}},
+    "tokens": {"<issuer> <resource>": {...}}}. In memory when ``path`` is None, else a private
+    JSON file; every read-modify-write runs under a lock file, so that parallel mcpmini
+    processes never redeem the same (rotating) refresh token twice."""
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path
@@ -2605,8 +2563,7 @@ class _TokenStore:
         return index, key, token if isinstance(token, dict) else None
 
     def peek(self) -> JSON:
-        """The data for reading: the file is read again only when it changed (every request
-        asks for its token)."""
+        """The data for reading, read again only when the file changed (each request asks)."""
         if self.path is None:
             return self._memory
         try:
@@ -2630,28 +2587,18 @@ class _TokenStore:
                 log.warning("%s was readable by others: made it private (0600)", self.path)
                 os.chmod(self.path, 0o600)
             with open(self.path, encoding="utf-8") as f:
-                data = json.load(f)
+                data = _object(json.load(f))
         except FileNotFoundError:
             data = {}
         except (OSError, ValueError) as exc:
             log.warning("ignored the unreadable OAuth store %s: %s", self.path, exc)
             data = {}
-        for key in ("servers", "clients", "tokens"):
-            if not isinstance(data.get(key), dict):
-                data[key] = {}
+        data |= {key: _object(data.get(key)) for key in ("servers", "clients", "tokens")}
         data["version"] = 1
-        for token in data["tokens"].values():
-            for name in ("access_token", "refresh_token"):
-                _remember_secret(token.get(name))
-        for client in data["clients"].values():
-            _remember_secret(client.get("client_secret"))
+        for item in [*data["tokens"].values(), *data["clients"].values()]:
+            for name in ("access_token", "refresh_token", "client_secret"):
+                _remember_secret(_object(item).get(name))
         return data
-
-    def _save(self, data: JSON) -> None:
-        if self.path is None:
-            self._memory = json.loads(json.dumps(data))
-            return
-        _write_json(self.path, data)
 
     @contextlib.asynccontextmanager
     async def locked(self) -> Any:
@@ -2668,7 +2615,10 @@ class _TokenStore:
         try:
             data = self.load()
             yield data
-            self._save(data)
+            if self.path is None:
+                self._memory = json.loads(json.dumps(data))
+            else:
+                _write_json(self.path, data)
         finally:
             self._held = False
             if lock:
@@ -2692,9 +2642,9 @@ class _TokenStore:
         return True
 
 
-@dataclasses.dataclass
 # The flow ------------------------------------------------------------------------------------
 
+@dataclasses.dataclass
 class _Discovery:
     """What discovery found for one server, validated."""
     resource: str            # PRM "resource", verbatim (sent as RFC 8707 `resource`)
@@ -2742,32 +2692,27 @@ class _CallbackListener:
 
 
 class _OAuth:
-    """OAuth for one MCP server URL; attached to its HTTP transport as ``auth``.
+    """OAuth for one MCP server URL; attached to its HTTP transport as ``auth``. The client:
+    ``client_id``/``client_secret`` (pre-registered; ``issuer`` pins its AS), else
+    ``client_metadata_url`` (a Client ID Metadata Document, when the AS supports it), else
+    Dynamic Client Registration. ``scope`` overrides scope selection. ``interactive``: a browser
+    step may happen (never by default in the library); ``open_browser(url)`` replaces
+    ``webbrowser.open``; ``paste()`` (blocking, returns the pasted redirect URL) races the
+    listener. ``assume_pkce`` accepts metadata without ``code_challenge_methods_supported``
+    (S256 is still sent). ``allow_private`` lets server-supplied URLs point at private/loopback
+    addresses (always when the MCP server is loopback). ``login_hint``: the command to suggest
+    when a login is needed but not allowed here. ``grant="client_credentials"`` (for machines;
+    needs a client id and secret) needs no browser. ``timeout`` bounds each OAuth HTTP exchange
+    (at most OAUTH_TIMEOUT; the browser has OAUTH_LOGIN_TIMEOUT)."""
 
-    ``client_id``/``client_secret``: a pre-registered client (``issuer`` binds it to one AS);
-    ``client_metadata_url``: a Client ID Metadata Document URL (used when the AS supports it);
-    otherwise Dynamic Client Registration. ``scope`` overrides scope selection. ``interactive``:
-    a browser step may happen (never by default in the library); ``open_browser(url)`` replaces
-    ``webbrowser.open``; ``paste`` (a callable returning the pasted redirect URL, blocking) is
-    raced against the listener. ``assume_pkce`` accepts an AS whose metadata omits
-    ``code_challenge_methods_supported`` (S256 is still sent). ``allow_private`` lets
-    server-supplied URLs point at private/loopback addresses (always allowed when the MCP
-    server itself is loopback). ``login_hint`` is the command told to the user when a login
-    is needed but not allowed here. ``grant="client_credentials"`` (the OAuth client
-    credentials extension, for machines: needs ``client_id`` and ``client_secret``) gets tokens
-    without a browser. ``timeout`` bounds each OAuth HTTP exchange as a whole (at most
-    OAUTH_TIMEOUT); the wait for the browser has its own limit, OAUTH_LOGIN_TIMEOUT.
-    """
-
-    def __init__(self, server_url: str, *, store: _TokenStore | None = None,
-                 client_id: str | None = None, client_secret: str | None = None,
-                 issuer: str | None = None, client_metadata_url: str | None = None,
-                 scope: str | None = None, interactive: bool = False,
-                 open_browser: Callable[[str], Any] | None = None,
-                 paste: Callable[[], str] | None = None, callback_port: int = OAUTH_CALLBACK_PORT,
-                 allow_private: bool = False, assume_pkce: bool = False,
-                 login_hint: str = "mcpmini login SERVER", notify: Callable[[str], Any] | None = None,
-                 grant: str = "authorization_code", timeout: float | None = None) -> None:
+    def __init__(self, server_url: str, *, store: _TokenStore | None = None, client_id: str | None = None,
+                 client_secret: str | None = None, issuer: str | None = None,
+                 client_metadata_url: str | None = None, scope: str | None = None, interactive: bool = False,
+                 open_browser: Callable[[str], Any] | None = None, paste: Callable[[], str] | None = None,
+                 callback_port: int = OAUTH_CALLBACK_PORT, allow_private: bool = False,
+                 assume_pkce: bool = False, login_hint: str = "mcpmini login SERVER",
+                 notify: Callable[[str], Any] | None = None, grant: str = "authorization_code",
+                 timeout: float | None = None) -> None:
         self.server_url = _canonical_url(server_url)
         self.store = store or _TokenStore()
         self.client_id, self.client_secret, self.issuer_pin = client_id, client_secret, issuer
@@ -2783,10 +2728,16 @@ class _OAuth:
             raise ConfigError("the client_credentials grant needs a client id and secret")
         self.grant, self.timeout = grant, min(timeout or OAUTH_TIMEOUT, OAUTH_TIMEOUT)
         self._lock = asyncio.Lock()
-        self._requested_scope: str | None = None
+        self._requested_scope: str | None = None   # by the last authorization
         self._sent_token: str | None = None
 
     # For the transport ------------------------------------------------------------------
+
+    def token_id(self) -> str:
+        """A hash of the stored access token ("" when none): what private cache entries are
+        keyed by, so that they are never shared across tokens."""
+        access = (self.store.entry(self.store.peek(), self.server_url)[2] or {}).get("access_token")
+        return hashlib.sha256(access.encode()).hexdigest() if isinstance(access, str) else ""
 
     async def headers(self, url: str) -> dict[str, str]:
         """``Authorization: Bearer`` for a request to ``url`` (only to the server's origin),
@@ -2820,14 +2771,13 @@ class _OAuth:
             # nothing stored and no login allowed here: no discovery, just say what to do
             if "resource_metadata" not in params:
                 return False
-            challenge = {"scheme": "Bearer", **params}
-            details = ", ".join(f'{k}="{challenge[k]}"' for k in ("error", "scope", "resource_metadata")
-                                if k in challenge)
+            details = ", ".join(f'{k}="{params[k]}"' for k in ("error", "scope", "resource_metadata")
+                                if k in params)
             raise AuthError(_redact(
                 f"HTTP {status} from {_safe_url(url)} (WWW-Authenticate: Bearer {details}): the "
                 f"server needs an OAuth login: run `{self._login_advice(params.get('scope'))}` in a "
                 "terminal, or pass a token with -H 'Authorization: Bearer <token>'"),
-                status=status, url=_safe_url(url), www_authenticate=challenge)
+                status=status, url=_safe_url(url), www_authenticate={"scheme": "Bearer", **params})
         async with self._lock:
             try:
                 disc = await self.discover(params)   # rule: rediscover on every 401/403 (AS migration)
@@ -2835,25 +2785,17 @@ class _OAuth:
                 if getattr(exc, "no_prm", False):
                     return False  # not an OAuth server: the transport's own AuthError stands
                 raise
-            token = self.store.load()["tokens"].get(f"{disc.issuer} {disc.resource}")
-            if kind == "401":
-                if token and token.get("access_token") != self._sent_token:
-                    async with self.store.locked() as data:   # another process (or request) got a newer one
-                        self._index(data, disc)
-                    return True
-                if token and token.get("refresh_token"):
-                    if await self._refresh(disc, token.get("access_token")):
-                        return True
-                await self._authorize(disc, self._select_scope(disc, params))
+            if kind == "401":   # a newer token (got by another process or request), or a refresh
+                if not await self._refresh(disc, self._sent_token):
+                    await self._authorize(disc, self._select_scope(disc, params))
                 return True
             # 403 insufficient_scope: a new authorization with the union (a refresh cannot widen)
-            wanted = (self._requested_scope or (token or {}).get("scope") or "").split()
-            for item in (params.get("scope") or "").split():
-                if item not in wanted:
-                    wanted.append(item)
+            token = _object(self.store.load()["tokens"].get(f"{disc.issuer} {disc.resource}"))
+            had = self._requested_scope or token.get("scope") or ""
+            wanted = " ".join(dict.fromkeys(f"{had} {params.get('scope') or ''}".split()))
             async with self.store.locked() as data:   # the next login asks for it too
-                self._index(data, disc, " ".join(wanted))
-            await self._authorize(disc, " ".join(wanted) or None)
+                self._index(data, disc, wanted)
+            await self._authorize(disc, wanted or None)
             return True
 
     # Discovery ---------------------------------------------------------------------------
@@ -2868,7 +2810,7 @@ class _OAuth:
                             f"{self.timeout:g} s") from None
 
     async def _fetch(self, method: str, url: str, what: str, *, form: dict[str, str] | None = None,
-                     body: JSON | None = None, headers: dict[str, str] | None = None) -> tuple[int, Any, bytes]:
+                     body: JSON | None = None, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
         """One OAuth HTTP exchange: one deadline for all of it (connect, headers, body), no
         redirect followed (a 3xx comes back as is), the answer capped at OAUTH_MAX_BODY."""
         all_headers = {"Accept": "application/json", **(headers or {})}
@@ -2883,7 +2825,7 @@ class _OAuth:
             resp = await _http_request(method, url, headers=all_headers, body=data, timeout=self.timeout,
                                        redirects=False)
             try:
-                return resp.status, resp.headers, await resp.read(OAUTH_MAX_BODY)
+                return resp.status, await resp.read(OAUTH_MAX_BODY)
             finally:
                 resp.close()
         except (ConnectionClosed, ProtocolError) as exc:
@@ -2891,7 +2833,7 @@ class _OAuth:
 
     async def _get_json(self, url: str, what: str) -> tuple[int, JSON | None]:
         await self._checked(url, what)
-        status, _, raw = await self._fetch("GET", url, what)
+        status, raw = await self._fetch("GET", url, what)
         if status != 200:
             log.debug("%s %s: HTTP %d", what, _safe_url(url), status)
             return status, None
@@ -2904,14 +2846,10 @@ class _OAuth:
     async def discover(self, challenge: dict[str, str]) -> _Discovery:
         """PRM then AS metadata, validated (see the diagram at the top of this section)."""
         parts = urlsplit(self.server_url)
-        root = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+        well_known = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource"
         path = parts.path.rstrip("/")
-        urls = [challenge["resource_metadata"]] if challenge.get("resource_metadata") else []
-        if path:
-            urls.append(f"{root}/.well-known/oauth-protected-resource{path}")
-        urls.append(f"{root}/.well-known/oauth-protected-resource")
         prm = None
-        for url in urls:
+        for url in filter(None, [challenge.get("resource_metadata"), path and well_known + path, well_known]):
             try:
                 status, doc = await self._get_json(url, "protected resource metadata")
             except AuthError as exc:  # refused or unreachable: the next candidate
@@ -2932,7 +2870,7 @@ class _OAuth:
         # spec: the PRM must name this server: same origin, and its path a prefix of ours
         r_path = urlsplit(resource).path.rstrip("/")
         if _origin(resource) != _origin(self.server_url) or \
-                not (parts.path.rstrip("/") == r_path or parts.path.startswith(r_path + "/")):
+                not (path == r_path or parts.path.startswith(r_path + "/")):
             raise AuthError(f"refused the protected resource metadata of {_safe_url(self.server_url)}: "
                             f"it is for {_safe_url(resource)}", url=_safe_url(self.server_url))
         issuer = prm["authorization_servers"][0]
@@ -2945,17 +2883,11 @@ class _OAuth:
 
     async def _as_metadata(self, issuer: str) -> JSON:
         p = urlsplit(issuer)
-        root = urlunsplit((p.scheme, p.netloc, "", "", ""))
-        path = p.path.rstrip("/")
-        if path:
-            urls = [f"{root}/.well-known/oauth-authorization-server{path}",
-                    f"{root}/.well-known/openid-configuration{path}",
-                    f"{root}{path}/.well-known/openid-configuration"]
-        else:
-            urls = [f"{root}/.well-known/oauth-authorization-server",
-                    f"{root}/.well-known/openid-configuration"]
+        root, path = f"{p.scheme}://{p.netloc}", p.path.rstrip("/")
+        urls = [f"{root}/.well-known/oauth-authorization-server{path}",   # RFC 8414's path form, then OIDC's
+                f"{root}/.well-known/openid-configuration{path}", path and f"{root}{path}/.well-known/openid-configuration"]
         problems = []
-        for url in urls:
+        for url in filter(None, urls):
             status, meta = await self._get_json(url, "authorization server metadata")
             if status >= 500:
                 problems.append(f"{_safe_url(url)}: HTTP {status}")
@@ -3042,7 +2974,7 @@ class _OAuth:
             body = {"client_name": "mcpmini", "redirect_uris": [redirect_uri],
                     "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
                     "token_endpoint_auth_method": "none", "application_type": "native"}
-            status, _, raw = await self._fetch("POST", endpoint, "client registration", body=body)
+            status, raw = await self._fetch("POST", endpoint, "client registration", body=body)
             if status not in (200, 201):
                 raise AuthError(f"client registration at {_safe_url(endpoint)} failed: HTTP {status} "
                                 f"{_redact(raw[:300].decode('utf-8', 'replace'))}")
@@ -3087,7 +3019,7 @@ class _OAuth:
         (``.oauth_error`` holds the OAuth error code)."""
         endpoint = disc.meta["token_endpoint"]
         form, headers = self._client_auth(client, form)
-        status, _, raw = await self._fetch("POST", endpoint, "token request", form=form, headers=headers)
+        status, raw = await self._fetch("POST", endpoint, "token request", form=form, headers=headers)
         try:
             answer = _oauth_json(status, raw, "token request")
         except AuthError:
@@ -3180,7 +3112,7 @@ class _OAuth:
         for kind in ("refresh_token", "access_token"):   # the refresh token first: it outlives the other
             if token.get(kind):
                 form, headers = self._client_auth(client, {"token": token[kind], "token_type_hint": kind})
-                status, _, _ = await self._fetch("POST", endpoint, "token revocation", form=form, headers=headers)
+                status, _ = await self._fetch("POST", endpoint, "token revocation", form=form, headers=headers)
                 if status != 200:   # RFC 7009: 200 also for a token that was no longer valid
                     return f"forgotten here, but the authorization server refused to revoke them (HTTP {status})"
         return "revoked at the authorization server and forgotten"
@@ -3227,9 +3159,11 @@ class _OAuth:
             # spec: record the validated issuer with the verifier and state before redirecting
             attempt = {"issuer": disc.issuer, "state": state, "verifier": verifier}
             _remember_secret(verifier)
+            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+            challenge = challenge.rstrip(b"=").decode()
             query = {"response_type": "code", "client_id": client["client_id"],
                      "redirect_uri": listener.redirect_uri,
-                     "code_challenge": _b64url(hashlib.sha256(verifier.encode("ascii")).digest()),
+                     "code_challenge": challenge,
                      "code_challenge_method": "S256", "state": state, "resource": disc.resource}
             if scope:
                 query["scope"] = scope
@@ -3406,36 +3340,6 @@ def _default_open_browser(url: str) -> None:
 #     (the answer is remembered per server in the user cache folder, and tried first)
 
 
-class _EraCache:
-    """The era of each server, remembered across runs so a silent legacy server does not
-    cost the probe timeout every time (spec: clients MAY persist the era and re-probe)."""
-
-    def __init__(self) -> None:
-        self.path = os.path.join(_user_dir("cache"), "eras.json")
-
-    def _load(self) -> dict[str, str]:
-        try:
-            _check_private(self.path, "era cache")   # it steers how servers are reached
-            with open(self.path, encoding="utf-8") as f:
-                return {k: v for k, v in _object(json.load(f)).items() if isinstance(v, str)}
-        except (OSError, ValueError) as exc:   # ConfigError is a ValueError
-            log.debug("the era cache is not used: %s", exc)
-            return {}
-
-    def get(self, key: str) -> str | None:
-        return self._load().get(key)
-
-    def put(self, key: str, era: str | None) -> None:
-        data = self._load()
-        if data.get(key) == era:
-            return
-        data[key] = era
-        try:   # None forgets the key
-            _write_json(self.path, {k: v for k, v in data.items() if v is not None})
-        except OSError as exc:
-            log.debug("cannot write the era cache %s: %s", self.path, exc)
-
-
 def _supported(exc: RemoteError) -> list[str]:
     """The versions an error lists in ``data.supported`` (-32022 carries them)."""
     versions = _object(exc.data).get("supported")
@@ -3463,11 +3367,9 @@ class _Era:
 
 
 class _Negotiation:
-    """Decides the era of one server over sessions that ``open_session(kind)`` starts (kind
-    "stdio", "http" or "sse"); ``run()`` returns the :class:`_Era` and the session to keep.
-    ``cached`` is what an earlier run found ("sse", "legacy" or MODERN_VERSION), tried first
-    in auto mode (HTTP+SSE also when legacy is pinned); ``capabilities`` are the client's, sent
-    with the probe and initialize."""
+    """Decides one server's era over sessions that ``open_session(kind)`` starts; ``run()``
+    returns the :class:`_Era` and the session to keep. ``cached`` is an earlier run's answer
+    ("sse", "legacy" or MODERN_VERSION), tried first in auto mode ("sse" also when legacy is pinned)."""
 
     def __init__(self, open_session: Callable[[str], Awaitable[_Session]], *, kind: str,
                  protocol: str, cached: str | None, capabilities: JSON, timeout: float,
@@ -3476,6 +3378,8 @@ class _Negotiation:
         self.client_info = client_info or CLIENT_INFO
         self.cached = cached if protocol == "auto" or (protocol, cached) == ("legacy", "sse") else None
         self.capabilities, self.timeout, self.label = capabilities, timeout, label
+        self.meta = {META_VERSION: MODERN_VERSION, META_CAPABILITIES: capabilities,
+                     META_CLIENT_INFO: dict(self.client_info)}   # each 2026-07-28 request's _meta
         self.session: _Session | None = None
         self.opened = kind   # the kind of the current session
 
@@ -3483,14 +3387,8 @@ class _Negotiation:
         """A fresh session (the previous one, if any, is closed first)."""
         if self.session is not None:
             await self.session.close(fast=True)
-            self.session = None
         self.session = await self.open_session(kind)
         self.opened = kind
-
-    def meta(self) -> JSON:
-        """The per-request ``_meta`` of the 2026-07-28 era."""
-        return {META_VERSION: MODERN_VERSION, META_CAPABILITIES: self.capabilities,
-                META_CLIENT_INFO: dict(self.client_info)}
 
     async def run(self) -> tuple[_Era, _Session]:
         kind = "sse" if self.cached == "sse" and self.kind == "http" else self.kind
@@ -3502,13 +3400,12 @@ class _Negotiation:
         elif self.protocol == MODERN_VERSION:
             era = await self._discover()
         elif self.cached in ("legacy", MODERN_VERSION):
+            legacy = self.cached == "legacy"
             try:
-                if self.cached == "legacy":
-                    era = await self.initialize(reason="legacy era remembered from an earlier run")
-                else:
-                    era = await self._discover("modern era remembered from an earlier run")
+                era = await (self.initialize(reason="legacy era remembered from an earlier run") if legacy
+                             else self._discover("modern era remembered from an earlier run"))
             except (RemoteError, ProtocolError, ConnectionClosed) as exc:
-                if isinstance(exc, ConnectionClosed) and self.cached != "legacy":
+                if isinstance(exc, ConnectionClosed) and not legacy:
                     raise
                 log.info("%s: the remembered era failed (%s); probing again", self.label, exc)
                 await self._open(self.kind)
@@ -3526,7 +3423,7 @@ class _Negotiation:
         session = self.session
         assert session is not None
         probe = asyncio.ensure_future(session.request(
-            "server/discover", {"_meta": self.meta()}, timeout=self.timeout, cancellable=False))
+            "server/discover", {"_meta": self.meta}, timeout=self.timeout, cancellable=False))
         init: asyncio.Future | None = None
         try:
             done, _ = await asyncio.wait((probe,), timeout=PROBE_TIMEOUT if self.kind == "stdio" else None)
@@ -3564,7 +3461,7 @@ class _Negotiation:
             for task in (probe, init):  # never cancelled on the wire: nothing precedes initialize
                 if task is not None:
                     task.cancel()
-                    task.add_done_callback(lambda t: t.cancelled() or t.exception())   # no warning
+                    _quiet(task)
 
     def _verdict(self, probe: asyncio.Future) -> str | list[str]:
         """Modern evidence is only supportedVersions or -32020/-32021/-32022; the rest is legacy."""
@@ -3572,9 +3469,8 @@ class _Negotiation:
             return "server/discover was cancelled"
         exc = probe.exception()
         if exc is None:
-            if isinstance(probe.result().get("supportedVersions"), list):
-                return "modern"
-            return "server/discover answered without supportedVersions"
+            modern = isinstance(probe.result().get("supportedVersions"), list)
+            return "modern" if modern else "server/discover answered without supportedVersions"
         if isinstance(exc, RemoteError):
             if exc.code == UNSUPPORTED_VERSION:
                 return _supported(exc)
@@ -3642,7 +3538,7 @@ class _Negotiation:
         assert self.session is not None
         for attempt in range(MAX_VERSION_RETRIES + 1):
             try:
-                result = await self.session.request("server/discover", {"_meta": self.meta()},
+                result = await self.session.request("server/discover", {"_meta": self.meta},
                                                     timeout=self.timeout)
             except RemoteError as exc:
                 if exc.code == UNSUPPORTED_VERSION and attempt < MAX_VERSION_RETRIES:
@@ -3655,7 +3551,7 @@ class _Negotiation:
                     # (its capabilities unknown).
                     log.info("%s: server/discover answered %s; continuing in the pinned era",
                              self.label, exc.code)
-                    return dataclasses.replace(self._modern({}, f"{reason}; no server/discover"),
+                    return dataclasses.replace(self._settled({}, f"{reason}; no server/discover"),
                                                capabilities=None)
                 raise
             return await self._adopt_discover(result, reason)
@@ -3667,14 +3563,16 @@ class _Negotiation:
             raise ProtocolError(f"{self.label}: server/discover listed no protocol versions "
                                 "(supportedVersions is empty); try --protocol legacy")
         if MODERN_VERSION in supported:
-            return self._modern(result, f"{reason} with {MODERN_VERSION}: modern")
+            return self._settled(result, f"{reason} with {MODERN_VERSION}: modern")
         return await self._modern_fallback(supported, f"{reason} without {MODERN_VERSION}")
 
-    def _modern(self, result: JSON, reason: str) -> _Era:
+    def _settled(self, result: JSON, why: str, version: str = MODERN_VERSION) -> _Era:
+        """The record of a DiscoverResult or an InitializeResult."""
         info = _object(result.get("_meta")).get(META_SERVER_INFO) or result.get("serverInfo")
-        instructions = result.get("instructions")
-        return _Era(MODERN_VERSION, MODERN_VERSION, _object(info), _object(result.get("capabilities")),
-                    instructions if isinstance(instructions, str) else None, reason, self.opened)
+        text = result.get("instructions")
+        return _Era("legacy" if version in LEGACY_VERSIONS else MODERN_VERSION, version, _object(info),
+                    _object(result.get("capabilities")), text if isinstance(text, str) else None,
+                    why, self.opened)
 
     # Legacy -------------------------------------------------------------------------------
 
@@ -3691,7 +3589,6 @@ class _Negotiation:
                 result = await self.session.request(
                     "initialize", self._initialize_params(version), timeout=self.timeout,
                     cancellable=False)
-                break
             except RemoteError as exc:
                 supported = [v for v in LEGACY_VERSIONS if v in _supported(exc) and v != version]
                 if exc.code == INVALID_PARAMS and supported:  # the 2025-11-25 example's refusal
@@ -3700,9 +3597,8 @@ class _Negotiation:
                 if exc.code == UNSUPPORTED_VERSION and _supported(exc):
                     return await self._modern_fallback(_supported(exc), reason + "; initialize answered -32022")
                 raise
-        else:
-            raise ProtocolError(f"{self.label}: initialize kept refusing protocol versions")
-        return await self._finish_initialize(result, reason)
+            return await self._finish_initialize(result, reason)
+        raise ProtocolError(f"{self.label}: initialize kept refusing protocol versions")
 
     async def _finish_initialize(self, result: JSON, reason: str) -> _Era:
         assert self.session is not None
@@ -3713,31 +3609,10 @@ class _Negotiation:
                 f"which mcpmini does not speak (it speaks {MODERN_VERSION} and "
                 f"{', '.join(LEGACY_VERSIONS)})")
         await self.session.notify("notifications/initialized")
-        instructions = result.get("instructions")
-        return _Era("legacy", version, _object(result.get("serverInfo")),
-                    _object(result.get("capabilities")),
-                    instructions if isinstance(instructions, str) else None,
-                    f"{reason}, initialize {version}", self.opened)
+        return self._settled(result, f"{reason}, initialize {version}", version)
 
 
 # -- Client -----------------------------------------------------------------------------------
-
-
-async def _elicit(client: Client, params: JSON) -> JSON:
-    """Answer an elicitation: the schema's defaults (``accept_defaults``), else the client's
-    ``on_elicit`` callback, else decline."""
-    if (params.get("mode") or "form") == "form" and client.accept_defaults:
-        props = _object(_object(params.get("requestedSchema")).get("properties"))
-        return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
-                                                if isinstance(v, dict) and "default" in v}}
-    if client.on_elicit is None:
-        return {"action": "decline"}
-    answer = client.on_elicit(params)
-    if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
-        answer = await answer
-    if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
-        raise ProtocolError(f"on_elicit returned {answer!r}; expected an ElicitResult")
-    return answer
 
 
 def _maybe_ran(why: str, method: str) -> str:
@@ -3845,26 +3720,59 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     return f"{client.name}: its tools changed since they were last listed: {'; '.join(parts)}"
 
 
-class _ListCache:
-    """Cached list results: modern for their ttlMs, legacy until list_changed."""
+class _ListStore:
+    """The persistent list cache (lists.json): each server's last tools/list, for typing the
+    arguments of ``call`` and for shell completion (``tools``, ``ask``, ``check`` list afresh).
+    Fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no
+    secret reaches the file) of the OAuth token in use, so that no list is shared across
+    tokens (digest §caching: ``cacheScope: private``; public ones are not either, simpler),
+    and of the URL and headers, or of the command line, folder, environment and the
+    modification times of the program (found on PATH) and of its first argument that is a
+    file (the script of ``python3 server.py``): an edited server has a new key."""
 
-    def __init__(self) -> None:
-        self.entries: dict[str, tuple[float, list[JSON]]] = {}
+    def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
+        self.server, self.auth, self.file = server, auth, _CacheFile("lists.json")
 
-    def get(self, method: str) -> list[JSON] | None:
-        entry = self.entries.get(method)
-        if entry and time.monotonic() < entry[0]:
-            return entry[1]
-        return None
+    def _key(self, method: str) -> str:
+        server = self.server
+        if server.url:
+            what: list[Any] = [server.url, server.transport, sorted(server.headers.items()),
+                               self.auth.token_id() if self.auth else ""]
+        else:
+            cwd = os.path.abspath(server.cwd or os.getcwd())
+            argv = [server.command or "", *server.args]
+            folders = [cwd] if os.sep in argv[0] else (server.env.get("PATH") or os.environ.get("PATH", "")).split(os.pathsep)
+            program = next((p for p in (os.path.join(d, argv[0]) for d in folders) if os.path.isfile(p)), "")
+            script = next((p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)), "")
+            what = [argv, cwd, sorted(server.env.items()), server.inherit_env,
+                    [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
+        return f"{hashlib.sha256(_dumps(what)).hexdigest()} {method}"
+
+    def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
+        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
+        entry = _object(self.file.load().get(self._key(method)))
+        until = entry.get("stored" if stale_ok else "until")
+        if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
+                time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0):
+            return None
+        return entry["items"]
 
     def put(self, method: str, items: list[JSON], ttl: float) -> None:
-        if ttl > 0:
-            self.entries[method] = (time.monotonic() + ttl, items)
+        now = time.time()
+        self.file.put(self._key(method), {"stored": now, "until": now + ttl, "items": items},
+                      keep=lambda e: isinstance(_object(e).get("stored"), (int, float))
+                      and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
 
-    def drop(self, *methods: str) -> None:
-        """Forget ``methods``, or everything."""
-        for method in methods or list(self.entries):
-            self.entries.pop(method, None)
+
+def _cached_tool_names(server: ServerConfig) -> list[str]:
+    """The tool names in the persistent list cache for ``server`` (shell completion: it never
+    starts a server); [] when there are none, or they are older than LIST_CACHE_KEEP."""
+    try:
+        config = server.expanded()
+        tools = _ListStore(config, _auth_for(config, None)).get("tools/list", stale_ok=True)
+    except (MCPError, ValueError):
+        return []
+    return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
 class Client:
@@ -3875,7 +3783,8 @@ class Client:
     ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
     request and the connection itself. Callbacks: ``on_progress(params)``, ``on_log(params)``,
     ``on_elicit(params) -> ElicitResult`` (sync or async); ``accept_defaults`` answers form
-    elicitations from the schema's defaults. ``reconnect`` reconnects once and retries once
+    elicitations from the schema's defaults. ``list_cache`` False: the persistent list cache
+    (see _ListStore) is neither read nor written. ``reconnect`` reconnects once and retries once
     when the connection is lost during a call (never after a timeout or a cancellation).
     ``on_request(method, params)`` (sync or async) answers what the server asks of the client
     (legacy requests, 2026-07-28 input requests), raising RemoteError to refuse — by default:
@@ -3887,7 +3796,8 @@ class Client:
     and a needed login is an AuthError naming ``mcpmini login`` (no browser is ever opened
     unless ``interactive`` is set). A static Authorization header turns OAuth off.
     After ``connect``: ``era``, ``era_reason``, ``protocol_version``, ``server_info``,
-    ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or "sse").
+    ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or "sse"); and
+    ``from_cache``, the list methods whose last answer came from the persistent cache.
     """
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
@@ -3898,7 +3808,7 @@ class Client:
                  on_log: Callable[[JSON], Any] | None = None,
                  on_elicit: Callable[[JSON], Any] | None = None,
                  accept_defaults: bool = False, reconnect: bool = False,
-                 name: str | None = None, era_cache: bool = True,
+                 name: str | None = None, era_cache: bool = True, list_cache: bool = True,
                  trace: Callable[[str, str, Any], None] | None = None, auth: Any = None,
                  on_request: Callable[[str, JSON], Any] | None = None,
                  on_notification: Callable[[str, JSON], Any] | None = None,
@@ -3912,12 +3822,14 @@ class Client:
         self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
         self.accept_defaults, self.reconnect = accept_defaults, reconnect
         self.auth = _auth_for(self.server, auth)
-        self._era_cache = _EraCache() if era_cache else None
+        self._era_cache = _CacheFile("eras.json") if era_cache else None
+        self._store = _ListStore(self.server, self.auth) if list_cache else None
+        self.from_cache: set[str] = set()
         self._trace = trace
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
         self._era: _Era | None = None
-        self._lists = _ListCache()
+        self._lists: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
         self._schemas: dict[str, Any] = {}      # tool -> inputSchema, for Mcp-Param-* headers
         self._dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
         self._reconnecting: asyncio.Future | None = None
@@ -3984,9 +3896,10 @@ class Client:
     async def connect(self) -> None:
         """Start the server (or reach the URL) and settle the era; bounded by ``timeout``."""
         await self.close(fast=True)
-        self._lists.drop()
+        self._lists.clear()
         key = self.key
-        cached = self._era_cache.get(key) if self._era_cache else None
+        cached = self._era_cache.load().get(key) if self._era_cache else None
+        cached = cached if isinstance(cached, str) else None
         self._negotiation = _Negotiation(
             self._open_session, kind=self.server.transport, protocol=self.protocol, cached=cached,
             capabilities=self._capabilities(), timeout=self.timeout, label=self.name,
@@ -4015,7 +3928,10 @@ class Client:
     # Incoming from the server ---------------------------------------------------------------
 
     def _on_notification(self, method: str, params: JSON) -> None:
-        self._lists.drop(*LIST_CHANGED.get(method, ()))
+        for stale in LIST_CHANGED.get(method, ()):
+            self._lists.pop(stale, None)
+        if method == "notifications/tools/list_changed" and self._store:   # stale at once
+            self._store.put("tools/list", [], 0.0)
         if self.on_notification:
             _call_quietly(self.on_notification, method, params)
         if method == "notifications/message":
@@ -4034,16 +3950,28 @@ class Client:
         return await self._answer(str(method), _object(message.get("params")))
 
     async def _answer(self, method: str, params: JSON) -> JSON:
-        """What the server asked for (a legacy request or an MRTR input request)."""
+        """What the server asked for (a legacy request or an MRTR input request). Elicitation:
+        the schema's defaults (``accept_defaults``), else ``on_elicit``, else decline."""
         if self.on_request is not None:
             answer = self.on_request(method, params)
             return await answer if asyncio.iscoroutine(answer) else answer
         if method == "ping":
             return {}
-        if method == "elicitation/create":   # declined when nobody can answer
-            return await _elicit(self, params)
-        raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method} (mcpmini answers only "
-                          "elicitation)")
+        if method != "elicitation/create":
+            raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method} (mcpmini answers only "
+                              "elicitation)")
+        if (params.get("mode") or "form") == "form" and self.accept_defaults:
+            props = _object(_object(params.get("requestedSchema")).get("properties"))
+            return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
+                                                    if isinstance(v, dict) and "default" in v}}
+        if self.on_elicit is None:
+            return {"action": "decline"}
+        answer = self.on_elicit(params)
+        if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
+            answer = await answer
+        if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
+            raise ProtocolError(f"on_elicit returned {answer!r}; expected an ElicitResult")
+        return answer
 
     # Requests -----------------------------------------------------------------------------
 
@@ -4067,7 +3995,7 @@ class Client:
             call_params, headers = params, None
             if self.era == MODERN_VERSION:
                 call_params = dict(params or {})
-                call_params["_meta"] = {**self._negotiation.meta(), **_object(call_params.get("_meta"))}
+                call_params["_meta"] = {**self._negotiation.meta, **_object(call_params.get("_meta"))}
                 if method == "tools/call" and self.transport == "http" and params:
                     headers = _param_headers(self._schemas.get(params.get("name")), params.get("arguments"))
             try:
@@ -4106,42 +4034,37 @@ class Client:
         if method == "tools/list" and isinstance(result.get("tools"), list):
             if self.era == MODERN_VERSION and self.transport == "http":   # spec MUST
                 result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._dropped)}
-            self._schemas.update({t["name"]: t.get("inputSchema") or {} for t in result["tools"]
-                                  if isinstance(t, dict) and isinstance(t.get("name"), str)})
+            self._keep_schemas(result["tools"])
         return result
+
+    def _keep_schemas(self, tools: list[Any]) -> None:
+        self._schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools
+                              if isinstance(t, dict) and isinstance(t.get("name"), str)})
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
         """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with
-        ``reconnect`` a lost connection started again once, the request sent again only when
-        that cannot run it twice."""
+        ``reconnect`` a lost connection started again once (spec: a client SHOULD restart a
+        stdio server that exits), shared by every caller that failed on it; the request is
+        sent again only when that cannot run it twice."""
         session = self._session
         try:
             return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
         except ConnectionClosed as exc:
-            if isinstance(exc, _SessionExpired) or session is None:
-                raise
             repeat = method in SAFE_TO_REPEAT or isinstance(exc, _NotSent)
+            if isinstance(exc, _SessionExpired) or session is None or (repeat and not self.reconnect):
+                raise
             if self.reconnect:
-                await self._reconnect(session, exc)
+                if self._reconnecting is None:
+                    log.warning("%s: %s; reconnecting once", self.name, exc)
+                    self._lost_session = session
+                    self._reconnecting = asyncio.ensure_future(self.connect())
+                elif session is not self._lost_session:  # failed again after the reconnect
+                    raise
+                await asyncio.shield(self._reconnecting)
             if not repeat:
                 why = f"{exc}; reconnected for what comes next" if self.reconnect else str(exc)
                 raise ConnectionClosed(_maybe_ran(why, method)) from exc
-            if not self.reconnect:
-                raise
         return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
-
-    async def _reconnect(self, lost: _Session, exc: ConnectionClosed) -> None:
-        """Reconnect once per client (spec: a client SHOULD restart a stdio server that
-        exits); every caller that failed on the lost connection shares that one reconnect."""
-        if self._reconnecting is None:
-            if not self.reconnect:
-                raise exc
-            log.warning("%s: %s; reconnecting once", self.name, exc)
-            self._lost_session = lost
-            self._reconnecting = asyncio.ensure_future(self.connect())
-        elif lost is not self._lost_session:  # failed again after the reconnect
-            raise exc
-        await asyncio.shield(self._reconnecting)
 
     async def _mrtr(self, method: str, params: JSON, timeout: float | None) -> JSON:
         """Multi round-trip requests (2026-07-28): answer ``input_required`` by retrying the
@@ -4171,19 +4094,32 @@ class Client:
             raise ProtocolError(f"the server asked for {method!r} input, which cannot be given: "
                                 f"{exc.message}") from None
 
-    async def _list(self, method: str, key: str, refresh: bool) -> list[JSON]:
+    async def _list(self, method: str, key: str, refresh: bool, stored: bool = False) -> list[JSON]:
         capabilities = self._era.capabilities if self._era else None
         if capabilities is not None and method.partition("/")[0] not in capabilities:
             return []   # not offered: nothing to ask (as the Inspector shows it)
-        if not refresh and (cached := self._lists.get(method)) is not None:
-            return cached
-        items, ttl = await _all_pages(self._request, method, key, self.era == MODERN_VERSION, self.name)
-        self._lists.put(method, items, ttl)
+        self.from_cache.discard(method)
+        until, items = self._lists.get(method, (0.0, []))
+        if not refresh and time.monotonic() < until:
+            return items
+        store = self._store if method == "tools/list" else None
+        if stored and store and (cached := store.get(method)) is not None:
+            self.from_cache.add(method)
+            items = _usable(method, cached, self.name)
+            self._keep_schemas(items)   # _request did not see them
+            return items
+        modern = self.era == MODERN_VERSION
+        items, ttl = await _all_pages(self._request, method, key, modern, self.name)
+        if ttl > 0:
+            self._lists[method] = (time.monotonic() + ttl, items)
+        if store:
+            store.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
         return items
 
-    async def list_tools(self, *, refresh: bool = False) -> list[JSON]:
-        """Every tool of every page, as the server sent them (cached; see ``refresh``)."""
-        return await self._list("tools/list", "tools", refresh)
+    async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
+        """Every tool of every page, as the server sent them (kept for the connection; see
+        ``refresh``). ``cached``: the persistent list cache's copy will do while it is fresh."""
+        return await self._list("tools/list", "tools", refresh, cached)
 
     async def list_resources(self, *, refresh: bool = False) -> list[JSON]:
         """Every resource of every page."""
@@ -4209,9 +4145,7 @@ class Client:
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
                          timeout: float | None = None) -> JSON:
         """Get a prompt; the raw result with its ``messages``."""
-        params: JSON = {"name": name}
-        if arguments:
-            params["arguments"] = arguments
+        params = {"name": name, "arguments": arguments} if arguments else {"name": name}
         return await self._call("prompts/get", params, timeout)
 
     async def notify(self, method: str, params: JSON | None = None) -> None:
@@ -4219,9 +4153,6 @@ class Client:
         if self._session is None:
             raise ConnectionClosed(f"{self.name}: not connected")
         await self._session.notify(method, params)
-
-
-def _cached_tool_names(server: ServerConfig) -> list[str]: return []  # placeholder (list cache helper)
 
 
 def result_text(result: JSON) -> str:
@@ -4659,11 +4590,9 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
 
 
 def _function_names(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    """Map (server, MCP tool name) pairs to function names matching
-    ``^[A-Za-z][A-Za-z0-9_-]{0,63}$``: other characters become ``_``, a name not starting with
-    a letter gets ``t_``, and a long or colliding name ends in a short hash of the pair. The
-    first of two colliding pairs keeps the plain name, so the same input gives the same map.
-    Returns the reverse map ``alias -> (server, tool)``."""
+    """``{function name: (server, MCP tool name)}``, names matching ``^[A-Za-z][A-Za-z0-9_-]{0,63}$``:
+    other characters become ``_``, ``t_`` precedes a non-letter, and a long or colliding name ends
+    in a hash of the pair (the first of two keeps the plain name: the same input, the same map)."""
     aliases: dict[str, tuple[str, str]] = {}
     taken: set[str] = set()   # case-folded: some servers compare names without case
     for server, tool in pairs:
@@ -4692,17 +4621,15 @@ def _why(exc: BaseException) -> str:
 class Servers:
     """Many MCP servers at once, as an async context manager.
 
-    ``servers``: what :func:`load_config` returns, or a ``{name: server}`` mapping or a list of
-    :class:`Client` objects (connected or not) or what ``Client()`` takes. Entering connects
+    ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of
+    :class:`Client` objects (connected or not) or of what ``Client()`` takes. Entering connects
     them concurrently; one that cannot be built or connected goes to ``failed`` (name ->
-    exception), the others stay usable (``clients``: name -> Client). Clients built here get
-    ``timeout`` and ``options``, and ``reconnect=True`` (as in the agent) unless ``heartbeat``
-    (seconds): then idle connections are pinged at that rate, and a lost server is reconnected
-    in the background with backoff (calls to it fail at once, with the cause). ``on_event(kind,
-    info)`` reports ``server_failed``, ``server_lost`` and ``server_back``. ``list_tools()``,
-    ``list_resources()`` and ``list_prompts()`` return every usable server's, each item with a
-    ``server`` key. Other requests: ``request(server, "read_resource", uri)`` and the like.
-    """
+    exception), the others stay usable (``clients``). Clients built here get ``timeout``,
+    ``options`` and ``reconnect=True`` unless ``heartbeat`` (seconds): then idle connections are
+    pinged at that rate, and a lost server is reconnected in the background with backoff (calls
+    to it fail at once, with the cause). ``on_event(kind, info)`` reports ``server_failed``,
+    ``server_lost`` and ``server_back``. ``list_tools()`` (and resources, prompts): every usable
+    server's, each item with a ``server`` key; ``request(server, "read_resource", uri)`` and the like."""
 
     def __init__(self, servers: Any = (), *, timeout: float | None = None,
                  heartbeat: float | None = None, on_event: Callable[[str, JSON], Any] | None = None,
@@ -4729,10 +4656,7 @@ class Servers:
                 n += 1
                 unique = f"{name}-{n}"
             self.names.append(unique)
-            if isinstance(client, Client):
-                self._all[unique] = client
-            else:
-                self.failed[unique] = client
+            (self._all if isinstance(client, Client) else self.failed)[unique] = client
 
     clients = property(lambda self: {n: c for n, c in self._all.items() if n not in self.failed})
     instructions = property(lambda self: {n: c.instructions for n, c in self.clients.items() if c.instructions})
@@ -4742,8 +4666,7 @@ class Servers:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        await self.close(fast=exc_info[0] is not None and issubclass(
-            exc_info[0], (asyncio.CancelledError, KeyboardInterrupt)))
+        await self.close(fast=isinstance(exc_info[1], (asyncio.CancelledError, KeyboardInterrupt)))
 
     async def connect(self) -> None:
         """Connect every usable server that is not connected yet, concurrently."""
@@ -4777,8 +4700,7 @@ class Servers:
             await self._all[name].close(fast=True, cause=ConnectionClosed(f"{name}: lost: {exc}"))
 
     async def _watch(self, name: str, client: Client) -> None:
-        """One server's heartbeat: a ping when idle or broken (``ping`` in the legacy era;
-        2026-07-28 has none: ``server/discover``), and reconnects with backoff."""
+        """One server's heartbeat: a ping when idle or broken, and reconnects with backoff."""
         delay = base = self.heartbeat or 1.0
         while True:
             await asyncio.sleep(delay)
@@ -4853,10 +4775,9 @@ class Servers:
 
 
 class _Blocking:
-    """An async object (``target``) behind blocking methods, for scripts and tests. It runs on
-    a private event loop in a thread of its own, so calls work from any thread, even one that
-    runs an event loop. Ctrl-C in a call cancels its request on the wire (as the command line
-    does); ``close()``, or leaving ``with``, closes the target and stops the loop."""
+    """An async object (``target``) behind blocking methods, on a private event loop in a thread
+    of its own: calls work from any thread, even one that runs an event loop. Ctrl-C in a call
+    cancels its request on the wire; ``close()`` (or leaving ``with``) closes the target."""
 
     _wraps: Any = None
 
@@ -4921,8 +4842,7 @@ class SyncServers(_Blocking):
 
 
 # -- Agent ------------------------------------------------------------------------------------
-# `run_agent` is a small loop over any OpenAI-compatible Chat Completions endpoint (the wire
-# format and the quirks of real servers are in the project's openai-compat reference):
+# `run_agent`: a small loop over any OpenAI-compatible Chat Completions endpoint.
 #
 #     question ─► model ─► reply with tool_calls? ─ no ──► answer
 #                   ▲                 │ yes
@@ -4935,46 +4855,37 @@ class SyncServers(_Blocking):
 
 # Tools for the model -------------------------------------------------------------------------
 
-# Schema keywords whose values are schemas: SCHEMA_ONE, SCHEMA_LIST and SCHEMA_MAP (with the
-# x-mcp-header checks above), plus "properties".
-def _plain_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain_copy(v) for k, v in value.items()}
-    return [_plain_copy(v) for v in value] if isinstance(value, list) else value
-
-
-def _subschema(schema: Any) -> Any:
-    """A deep copy of a (sub)schema; an array without ``items`` gets ``items: {}``, which
-    OpenAI requires ("array schema missing items")."""
-    if not isinstance(schema, dict):
-        return _plain_copy(schema)
-    out: JSON = {}
-    for key, value in schema.items():
-        if (key == "properties" or key in SCHEMA_MAP) and isinstance(value, dict):
-            out[key] = {k: _subschema(v) for k, v in value.items()}
-        elif key in SCHEMA_LIST and isinstance(value, list):
-            out[key] = [_subschema(v) for v in value]
-        elif key in SCHEMA_ONE:
-            out[key] = [_subschema(v) for v in value] if isinstance(value, list) else _subschema(value)
-        else:
-            out[key] = _plain_copy(value)
-    kind = out.get("type")
-    if (kind == "array" or isinstance(kind, list) and "array" in kind) and "items" not in out:
-        out["items"] = {}
-    return out
-
-
 def _parameters(schema: Any) -> JSON:
     """An MCP ``inputSchema`` as OpenAI-compatible ``parameters``: a deep copy (the server's
     own schema is never modified) with an object root, ``properties``, array ``items``, and
     no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
-    out = _subschema(schema if isinstance(schema, dict) else {})
+    out = _loads(_dumps(schema)) if isinstance(schema, dict) else {}
+    _add_items(out)
     out.pop("$schema", None)
     out.pop("$id", None)
     out["type"] = "object"
     if not isinstance(out.get("properties"), dict):
         out["properties"] = {}
     return out
+
+
+def _add_items(schema: Any) -> None:
+    """Give every array (sub)schema without ``items`` an empty one, in place: OpenAI refuses
+    it otherwise ("array schema missing items")."""
+    if not isinstance(schema, dict):
+        return
+    for key, value in schema.items():
+        if (key == "properties" or key in SCHEMA_MAP) and isinstance(value, dict):
+            subs: Any = value.values()
+        elif key in SCHEMA_LIST and isinstance(value, list) or key in SCHEMA_ONE:
+            subs = value if isinstance(value, list) else [value]
+        else:
+            continue
+        for sub in subs:
+            _add_items(sub)
+    kind = schema.get("type")
+    if (kind == "array" or isinstance(kind, list) and "array" in kind) and "items" not in schema:
+        schema["items"] = {}
 
 
 def _function_tool(alias: str, tool: JSON) -> JSON:
@@ -5011,15 +4922,12 @@ def _system_prompt(system: str | None, instructions: list[tuple[str, str]]) -> s
 
 # The model endpoint --------------------------------------------------------------------------
 
-def _new_call_id() -> str:
-    """9 characters of [A-Za-z0-9]: the one id format every server accepts (Mistral's)."""
-    return "".join(CALL_ID_ALPHABET[b % len(CALL_ID_ALPHABET)] for b in os.urandom(9))
-
-
 class _Reply:
-    """One model reply, assembled from a JSON body or from stream chunks."""
+    """One model reply, assembled from a JSON body or from stream chunks; its answer text
+    goes to ``on_text`` as it comes."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_text: Callable[[str], Any] | None = None) -> None:
+        self.on_text = on_text
         self.text: list[str] = []
         self.refusal: list[str] = []
         self.finish_reason: str | None = None
@@ -5027,26 +4935,24 @@ class _Reply:
         self.extra: JSON = {}              # vendor fields of the message (echoed back)
         self.slots: list[JSON] = []        # tool calls by arrival
         self._where: dict[Any, int] = {}
-        self._seen: set[str] = set()
+
+    printed = property(lambda self: bool(self.text) and self.on_text is not None)
 
     def add_delta(self, delta: JSON) -> str:
         """Fold one message or delta in; returns its answer text (never reasoning)."""
-        piece = delta.get("content")
-        piece = piece if isinstance(piece, str) else ""
+        piece = delta["content"] if isinstance(delta.get("content"), str) else ""
         if piece:
             self.text.append(piece)
+            if self.on_text:
+                self.on_text(piece)
         if isinstance(delta.get("refusal"), str):
             self.refusal.append(delta["refusal"])
         for key, value in delta.items():
             if key in NOT_ECHOED or value is None:
                 continue
-            old = self.extra.get(key)
-            if isinstance(value, str) and isinstance(old, str):
-                self.extra[key] = old + value        # reasoning_content arrives in pieces
-            elif isinstance(value, list) and isinstance(old, list):
-                self.extra[key] = old + value
-            else:
-                self.extra[key] = value
+            old = self.extra.get(key)   # reasoning_content arrives in pieces
+            joined = isinstance(value, (str, list)) and type(old) is type(value)
+            self.extra[key] = old + value if joined else value
         calls = delta.get("tool_calls")
         for call in calls if isinstance(calls, list) else []:
             if isinstance(call, dict):
@@ -5060,13 +4966,12 @@ class _Reply:
         where = call.get("index", "none")
         pos = self._where.get(where)
         if (pos is None or (tid and self.slots[pos]["id"] and tid != self.slots[pos]["id"])
-                or (where == "none" and tid and tid not in self._seen)):
+                or (where == "none" and tid and all(s["id"] != tid for s in self.slots))):
             self.slots.append({"id": "", "name": "", "args": "", "extra": {}})
             pos = self._where[where] = len(self.slots) - 1
         slot = self.slots[pos]
         slot["id"] = slot["id"] or tid
-        self._seen.add(tid)
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = _object(call.get("function"))
         if isinstance(function.get("name"), str) and function["name"]:
             slot["name"] = function["name"]                  # set, never appended
         args = function.get("arguments")
@@ -5081,12 +4986,11 @@ class _Reply:
     def tool_calls(self) -> list[JSON]:
         """The calls as history wants them: nameless ones dropped, every id present and
         unique, arguments a JSON string ("{}" when empty)."""
-        calls, ids = [], set()
-        for slot in self.slots:
-            if not slot["name"]:
-                continue
-            cid = slot["id"] if slot["id"] and slot["id"] not in ids else _new_call_id()
-            ids.add(cid)
+        calls: list[JSON] = []
+        for slot in [s for s in self.slots if s["name"]]:
+            cid = slot["id"]
+            if not cid or any(c["id"] == cid for c in calls):   # 9 of [A-Za-z0-9] (Mistral's): all accept it
+                cid = "".join(CALL_ID_ALPHABET[b % len(CALL_ID_ALPHABET)] for b in os.urandom(9))
             calls.append({"id": cid, "type": "function", **slot["extra"],
                           "function": {"name": slot["name"], "arguments": slot["args"] or "{}"}})
         return calls
@@ -5126,8 +5030,7 @@ def _error_text(raw: bytes) -> tuple[str, Any]:
 
 
 def _is_error_body(data: Any) -> bool:
-    return isinstance(data, dict) and ("error" in data and data["error"] is not None
-                                       or data.get("object") == "error")
+    return isinstance(data, dict) and (data.get("error") is not None or data.get("object") == "error")
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -5172,16 +5075,14 @@ class _ModelEndpoint:
                  timeout: float) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.shown = _safe_url(self.url)   # for messages: no user info, no query
-        self.model, self.stream, self.timeout = model, stream, float(timeout)
-        self.api_key = api_key
+        self.model, self.stream, self.timeout, self.api_key = model, stream, float(timeout), api_key
         self.headers = {"Content-Type": "application/json", "User-Agent": f"mcpmini/{__version__}",
                         "Accept": "text/event-stream" if stream else "application/json"}
         if api_key:  # an empty Bearer is refused by servers started with --api-key
             self.headers["Authorization"] = f"Bearer {api_key}"
         self.stream_options = stream
-        # Sent with tools: llama-cpp-python takes a missing tool_choice for "none" and leaves
-        # the tools out of the prompt. None once the server refused it (vLLM, without auto
-        # tool choice enabled), for the rest of the run.
+        # Sent with tools (llama-cpp-python takes a missing one for "none"); None once the
+        # server refused it (vLLM without auto tool choice), for the rest of the run.
         self.tool_choice: Any = "auto"
 
     def body(self, messages: list[JSON], tools: list[JSON], stream: bool) -> JSON:
@@ -5199,21 +5100,20 @@ class _ModelEndpoint:
     async def complete(self, messages: list[JSON], tools: list[JSON],
                        on_text: Callable[[str], Any] | None,
                        on_retry: Callable[[JSON], None]) -> _Reply:
-        """One step. Retries 408/409/429/5xx and failed connections, but never once answer
-        text was handed to ``on_text``; a 400 about ``stream_options`` or ``tool_choice`` once
-        without that field, and a stream that ended before its first event once unstreamed
-        (``on_retry`` with ``fallback`` set reports those)."""
+        """One step. Retries 408/409/429/5xx and failed connections, never once ``on_text`` had
+        answer text; a 400 about ``stream_options`` or ``tool_choice`` once without that field, and
+        a stream that ended before its first event once unstreamed (``on_retry`` with ``fallback``)."""
         attempt, stream = 0, self.stream
         while True:
-            printed: list[bool] = [False]
+            reply = _Reply(on_text)
             try:
-                return await asyncio.wait_for(
-                    self._once(self.body(messages, tools, stream), on_text, printed), self.timeout)
+                return await asyncio.wait_for(self._once(self.body(messages, tools, stream), reply),
+                                              self.timeout)
             except asyncio.TimeoutError:
                 raise RequestTimeout(f"the model request to {self.shown}", self.timeout) from None
             except _ModelError as exc:
                 field = ""
-                if exc.status == 400 and not printed[0]:
+                if exc.status == 400 and not reply.printed:
                     if stream and self.stream_options and "stream_options" in str(exc):
                         field, self.stream_options = "stream_options", False   # an old server
                     elif (tools and self.tool_choice is not None
@@ -5222,7 +5122,7 @@ class _ModelEndpoint:
                 if field:
                     on_retry({"fallback": field, "reason": f"{str(exc)}; asking again without {field}"})
                     continue
-                if (exc.delay is None or printed[0] or attempt >= AGENT_RETRIES
+                if (exc.delay is None or reply.printed or attempt >= AGENT_RETRIES
                         or exc.status == 500 and attempt >= 1):   # llama.cpp's template errors are 500s
                     raise
                 delay, why = exc.delay, f"HTTP {exc.status}"
@@ -5231,15 +5131,14 @@ class _ModelEndpoint:
                 on_retry({"fallback": "stream", "reason": f"{exc}; asking again without streaming"})
                 continue
             except ConnectionClosed as exc:
-                if printed[0] or attempt >= AGENT_RETRIES:
+                if reply.printed or attempt >= AGENT_RETRIES:
                     raise
                 delay, why = _backoff(attempt), str(exc)
             attempt += 1
             on_retry({"attempt": attempt, "delay": round(delay, 3), "reason": why})
             await asyncio.sleep(delay)
 
-    async def _once(self, body: JSON, on_text: Callable[[str], Any] | None,
-                    printed: list[bool]) -> _Reply:
+    async def _once(self, body: JSON, reply: _Reply) -> _Reply:
         response = await _http_request("POST", self.url, headers=self.headers, body=_dumps(body),
                                        timeout=self.timeout)
         try:
@@ -5247,9 +5146,9 @@ class _ModelEndpoint:
                 raise self._status_error(response.status, response.headers, await response.read())
             kind = (response.headers.get("content-type") or "").lower()
             if body.get("stream") and "event-stream" in kind:
-                return await self._read_stream(response, on_text, printed)
+                return await self._read_stream(response, reply)
             # Not a stream (also when a server ignores "stream": true): one JSON body.
-            return self._read_body(await response.read(), on_text, printed)
+            return self._read_body(await response.read(), reply)
         finally:
             response.close()
 
@@ -5272,16 +5171,11 @@ class _ModelEndpoint:
             hint = "; pick a model whose chat template supports tools"
         exc = _ModelError(f"{where} answered HTTP {status}: {message}{hint}", status=status,
                           url=self.url, error_code=code)
-        should = (headers.get("x-should-retry") or "").lower()
-        retry = status in (408, 409, 429) or status >= 500
-        if should in ("true", "false"):
-            retry = should == "true"
-        if code == "insufficient_quota":
-            retry = False
-        if retry:
-            exc.delay = _retry_after(headers)
-            if exc.delay is None:
-                exc.delay = _backoff(0)
+        retry = {"true": True, "false": False}.get((headers.get("x-should-retry") or "").lower(),
+                                                  status in (408, 409, 429) or status >= 500)
+        if retry and code != "insufficient_quota":
+            delay = _retry_after(headers)
+            exc.delay = _backoff(0) if delay is None else delay
         return exc
 
     def _error_event(self, data: Any) -> _ModelError:
@@ -5289,8 +5183,7 @@ class _ModelEndpoint:
         return _ModelError(f"the model endpoint {self.shown} reported an error in its stream: {message}",
                            url=self.url, error_code=code)
 
-    def _read_body(self, raw: bytes, on_text: Callable[[str], Any] | None,
-                   printed: list[bool]) -> _Reply:
+    def _read_body(self, raw: bytes, reply: _Reply) -> _Reply:
         try:
             data = json.loads(raw)
         except ValueError:
@@ -5302,25 +5195,19 @@ class _ModelEndpoint:
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ProtocolError(f"the model endpoint {self.shown} answered without choices: "
                                 f"{_one_line(raw[:200].decode('utf-8', 'replace'))}")
-        reply = _Reply()
-        message = choices[0].get("message")
-        message = message if isinstance(message, dict) else {}
+        message = _object(choices[0].get("message"))
         # Position stands in for the index the non-streaming format does not have.
         calls = message.get("tool_calls")
         if isinstance(calls, list):
             message = {**message, "tool_calls": [
                 {**c, "index": i} for i, c in enumerate(calls) if isinstance(c, dict)]}
-        text = reply.add_delta(message)
+        reply.add_delta(message)
         reply.finish_reason = choices[0].get("finish_reason") or "stop"
         reply.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
-        if text and on_text:
-            printed[0] = True
-            on_text(text)
         return reply
 
-    async def _read_stream(self, response: Any, on_text: Callable[[str], Any] | None,
-                           printed: list[bool]) -> _Reply:
-        reply, events = _Reply(), 0
+    async def _read_stream(self, response: Any, reply: _Reply) -> _Reply:
+        events = 0
         async for kind, data, _id in response.events(_ChatSSEParser()):
             events += 1
             if kind not in (None, "", "message", "error"):   # e.g. "ping": not ours
@@ -5338,8 +5225,7 @@ class _ModelEndpoint:
                                     f"not JSON: {data[:200]!r}") from None
             if kind == "error" or _is_error_body(chunk):   # errors after HTTP 200
                 raise self._error_event(chunk)
-            if not isinstance(chunk, dict):
-                continue
+            chunk = _object(chunk)
             if isinstance(chunk.get("usage"), dict):    # the last one wins
                 reply.usage = chunk["usage"]
             choices = chunk.get("choices")
@@ -5347,11 +5233,7 @@ class _ModelEndpoint:
             if not choices:
                 continue
             choice = next((c for c in choices if c.get("index", 0) == 0), choices[0])
-            delta = choice.get("delta")
-            piece = reply.add_delta(delta) if isinstance(delta, dict) else ""
-            if piece and on_text:
-                printed[0] = True
-                on_text(piece)
+            reply.add_delta(_object(choice.get("delta")))
             if choice.get("finish_reason"):
                 reply.finish_reason = choice["finish_reason"]
         if not events:
@@ -5368,14 +5250,6 @@ class _ModelEndpoint:
 
 # The loop ------------------------------------------------------------------------------------
 
-def _cut(text: str, limit: int) -> tuple[str, int]:
-    if len(text) <= limit:
-        return text, 0
-    cut = len(text) - limit
-    return (text[:limit] + f"\n[… {cut} of {len(text)} characters cut by mcpmini; the result "
-            "was too long]"), cut
-
-
 async def run_agent(question: str, clients: Any = (), *, model: str,
                     base_url: str = OPENAI_BASE_URL, api_key: str | None = None,
                     max_steps: int = AGENT_MAX_STEPS, system: str | None = None,
@@ -5387,28 +5261,25 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
     """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint,
     which may call the tools of the MCP servers in ``clients``; returns the transcript.
 
-    ``clients``: a :class:`Servers`, or what it takes (:class:`Client` objects, connected or
-    not, or anything ``Client()`` takes, as a list or a ``{name: client}`` mapping): those not
-    connected yet are connected here (concurrently, with ``reconnect=True``) and closed at the
-    end; a server that fails is skipped (``on_event("server_failed", ...)``). ``api_key`` is
-    sent only to ``base_url``.
-    ``confirm(server, tool, arguments)`` (sync or async) is asked before every tool call; a
-    false answer tells the model the user declined. ``stream`` asks for Server-Sent Events;
-    ``on_text(piece)`` receives the answer text as it arrives (never reasoning);
-    ``on_event(kind, info)`` reports ``server_failed``, ``tool_call``, ``tool_result``,
-    ``server_lost``, ``retry``, ``fallback`` (a request asked again without a field the server
-    refused, or unstreamed) and ``reply``. A tool result longer than ``max_result_chars`` is
-    cut for the model. ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``,
-    ``"required"``, ``"none"``, or a tool the model must call (its MCP name, ``server/tool``
-    or function name); after a step with calls it is ``"auto"``; a server that refuses the
-    field gets no more of it. Stops after ``max_steps`` model requests with an error of kind
-    ``agent``; ``request`` (a model request starts) is reported before each one.
+    ``clients``: a :class:`Servers`, or what it takes; those not connected yet are connected
+    here (concurrently, with ``reconnect=True``) and closed at the end; a server that fails is
+    skipped. ``api_key`` is sent only to ``base_url``. ``confirm(server, tool, arguments)``
+    (sync or async) is asked before every tool call; a false answer tells the model the user
+    declined. ``stream`` asks for Server-Sent Events; ``on_text(piece)`` receives the answer
+    text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
+    ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked
+    again, for the rest of the run, without a field the server refused, or unstreamed),
+    ``reply``, ``tool_call``, ``tool_result`` and ``server_lost``. A longer tool result than
+    ``max_result_chars`` is cut for the model; ``timeout`` bounds each model request.
+    ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, or a tool the model must call (its
+    MCP name, ``server/tool`` or function name), ``"auto"`` after a step with calls. No answer
+    after ``max_steps`` model requests is an error of kind ``agent``.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools``
     (function name -> server and MCP name), ``messages`` (as last sent, plus the answer),
-    ``steps`` (per model request: seconds, finish_reason, usage, retries and fallbacks, tool
-    calls with their results and seconds), ``usage`` and ``seconds``. An exception raised by the loop
-    carries the transcript so far as ``.transcript``.
+    ``steps`` (per model request: seconds, finish_reason, usage, retries, tool calls with their
+    results), ``usage`` and ``seconds``. An exception raised here carries the transcript so far
+    as ``.transcript``.
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
@@ -5444,13 +5315,12 @@ async def run_agent(question: str, clients: Any = (), *, model: str,
     return transcript
 
 
-def _offered_tools(servers: Servers) -> tuple[dict[str, tuple[str, str]],
-                                              dict[tuple[str, str], JSON], list[JSON]]:
-    """The function names (alias -> server and MCP name), the MCP tools by (server, name),
-    and the ``tools`` of the request."""
-    aliases = servers.qualified_names()
-    specs = {(name, t["name"]): t for name in servers.clients for t in reversed(servers.tools.get(name, []))}
-    tools = [_function_tool(alias, _without_hidden(specs[pair])) for alias, pair in aliases.items()]
+def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
+    """The MCP tools offered, by function name, each with its ``server``; the request's ``tools``."""
+    specs = {(name, t["name"]): {**t, "server": name} for name in servers.clients
+             for t in reversed(servers.tools.get(name, []))}   # the first of a name wins
+    offered = {alias: specs[pair] for alias, pair in servers.qualified_names().items()}
+    tools = [_function_tool(alias, _without_hidden(spec)) for alias, spec in offered.items()]
     for name in servers.clients:   # hidden text is how tool poisoning hides its instructions
         hidden = [t["name"] for t in servers.tools.get(name, []) if _without_hidden(t) != t]
         if hidden:
@@ -5459,20 +5329,19 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, tuple[str, str]],
                         ", ".join(_visible(n, one_line=True) for n in hidden))
     if len(tools) > 128:
         log.warning("%d tools: OpenAI accepts at most 128 (choose servers with --server)", len(tools))
-    return aliases, specs, tools
+    return offered, tools
 
 
-def _tool_choice(choice: str, aliases: dict[str, tuple[str, str]]) -> Any:
+def _tool_choice(choice: str, offered: dict[str, JSON]) -> Any:
     """``tool_choice`` as sent: a mode as it is; a tool (its function name, MCP name or
     ``server/tool``) as the named-function object, with the function name the agent uses."""
     if choice in ("auto", "required", "none"):
         return choice
-    found = [a for a in aliases if a == choice] or [
-        a for a, (server, tool) in aliases.items() if choice in (tool, f"{server}/{tool}")]
+    names = {alias: (t["name"], f"{t['server']}/{t['name']}") for alias, t in offered.items()}
+    found = [choice] if choice in offered else [alias for alias, two in names.items() if choice in two]
     if len(found) != 1:
-        names = [t for _, t in aliases.values()] + [f"{s}/{t}" for s, t in aliases.values()]
         why = (f"names {len(found)} tools; name it as server/tool" if found else "is no offered "
-               "tool" + _did_you_mean(choice, names))
+               "tool" + _did_you_mean(choice, [n for two in names.values() for n in two]))
         raise ConfigError(f"tool_choice {choice!r} {why} (or use auto, required or none)")
     return {"type": "function", "function": {"name": found[0]}}
 
@@ -5484,32 +5353,24 @@ def _history_arguments(calls: list[JSON]) -> list[tuple[JSON | None, str | None]
     for call, (arguments, _) in zip(calls, parsed):
         if arguments is None:
             call["function"]["arguments"] = "{}"
-        elif not isinstance(_loads_or_none(call["function"]["arguments"]), dict):
+        elif not call["function"]["arguments"].lstrip().startswith("{"):   # it parsed: "{" means an object
             call["function"]["arguments"] = json.dumps(arguments, ensure_ascii=False)
     return parsed
 
 
-async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
-                      transcript: JSON, *, max_steps: int,
-                      system: str | None, confirm: Callable[[str, str, JSON], Any] | None,
-                      on_text: Callable[[str], Any] | None,
-                      on_event: Callable[[str, JSON], Any] | None, max_result_chars: int,
-                      tool_choice: str) -> None:
-    usable = list(servers.clients)
-    aliases, specs, tools = _offered_tools(servers)
-    endpoint.tool_choice = _tool_choice(tool_choice, aliases)
+async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint, transcript: JSON, *,
+                      max_steps: int, system: str | None, confirm: Callable[[str, str, JSON], Any] | None,
+                      on_text: Callable[[str], Any] | None, on_event: Callable[[str, JSON], Any] | None,
+                      max_result_chars: int, tool_choice: str) -> None:
+    offered, tools = _offered_tools(servers)
+    endpoint.tool_choice = _tool_choice(tool_choice, offered)
     transcript["servers"] = {n: transcript["servers"].get(n) or
-                             {"tools": [a for a, p in aliases.items() if p[0] == n]} for n in servers.names}
-    transcript["tools"] = {alias: {"server": p[0], "tool": p[1]} for alias, p in aliases.items()}
+                             {"tools": [a for a, t in offered.items() if t["server"] == n]} for n in servers.names}
+    transcript["tools"] = {alias: {"server": t["server"], "tool": t["name"]} for alias, t in offered.items()}
 
-    instructions = [(n, text) for n, text in servers.instructions.items()
-                    if isinstance(text, str) and text.strip()]
-    messages: list[JSON] = []
-    prompt = _system_prompt(system, instructions)
-    if prompt:
-        messages.append({"role": "system", "content": prompt})
+    prompt = _system_prompt(system, [(n, text) for n, text in servers.instructions.items() if text.strip()])
+    messages = transcript["messages"] = [{"role": "system", "content": prompt}] if prompt else []
     messages.append({"role": "user", "content": question})
-    transcript["messages"] = messages
     totals: JSON = transcript["usage"]
 
     for step in range(1, max_steps + 1):
@@ -5523,8 +5384,7 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
 
         _emit(on_event, "request", step=step)
         reply = await endpoint.complete(messages, tools, on_text, on_retry)
-        record["seconds"] = round(time.monotonic() - began, 3)
-        record["finish_reason"] = reply.finish_reason
+        record.update(seconds=round(time.monotonic() - began, 3), finish_reason=reply.finish_reason)
         if reply.usage:
             record["usage"] = reply.usage
             for key, value in reply.usage.items():
@@ -5537,11 +5397,8 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
         # (openai/openai.go) a string, or null/none only beside tool_calls (then it drops their
         # ids); llama.cpp's server (server-common.cpp, chat.cpp) a string, null, or none beside
         # tool_calls; llama-cpp-python only a string (null and none are HTTP 500s).
-        message: JSON = {"role": "assistant", "content": text}
-        message.update(reply.extra)
-        if calls:
-            message["tool_calls"] = calls
-        messages.append(message)
+        messages.append({"role": "assistant", "content": text, **reply.extra,
+                         **({"tool_calls": calls} if calls else {})})
         record["content"] = text
         _emit(on_event, "reply", step=step, finish_reason=reply.finish_reason,
               tool_calls=len(calls), text=text)
@@ -5553,24 +5410,17 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
                               f"wanted to call tools; raise --max-steps (now {max_steps})")
         cut_short = reply.finish_reason == "length"
         results = await asyncio.gather(*(
-            _run_call(call, i, parsed[i], aliases, servers, specs, cut_short=cut_short,
-                      confirm=confirm, on_event=on_event, max_result_chars=max_result_chars)
+            _run_call(call, i, parsed[i], offered, servers, cut_short=cut_short, confirm=confirm,
+                      on_event=on_event, max_result_chars=max_result_chars)
             for i, call in enumerate(calls)))
         record["tool_calls"] = [r for _, r in results]
         if endpoint.tool_choice not in (None, "none"):   # a forced call was made: free to answer
             endpoint.tool_choice = "auto"
-        for name in usable:
-            if name in servers.failed:
-                transcript["servers"][name]["failed"] = str(servers.failed[name])
+        for name, entry in transcript["servers"].items():   # lost during the run
+            if "tools" in entry and name in servers.failed:
+                entry["failed"] = str(servers.failed[name])
         for call, (content, _) in zip(calls, results):   # exactly one per call, in call order
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-
-
-def _loads_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def _parse_arguments(text: str) -> tuple[JSON | None, str | None]:
@@ -5589,11 +5439,9 @@ def _parse_arguments(text: str) -> tuple[JSON | None, str | None]:
 
 
 async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | None],
-                    aliases: dict[str, tuple[str, str]],
-                    servers: Servers, specs: dict[tuple[str, str], JSON], *,
-                    cut_short: bool, confirm: Callable[[str, str, JSON], Any] | None,
-                    on_event: Callable[[str, JSON], Any] | None,
-                    max_result_chars: int) -> tuple[str, JSON]:
+                    offered: dict[str, JSON], servers: Servers, *, cut_short: bool,
+                    confirm: Callable[[str, str, JSON], Any] | None,
+                    on_event: Callable[[str, JSON], Any] | None, max_result_chars: int) -> tuple[str, JSON]:
     """Run one tool call; its tool-message content (errors included) and its record.
     ``parsed`` is (arguments, problem) from _parse_arguments of what the model wrote."""
     alias = call["function"]["name"]
@@ -5609,21 +5457,19 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
               tool=record.get("tool"), is_error=is_error, seconds=record["seconds"])
         return text, record
 
-    # Never run calls from a reply that was cut off: their arguments may be incomplete.
-    if cut_short:
+    if cut_short:   # its arguments may be incomplete
         return answer("Error: your reply was cut off (finish_reason \"length\") before this call "
                       "was complete, so it was not run. Call it again, with shorter arguments.")
     if position >= AGENT_MAX_CALLS_PER_STEP:
-        return answer(f"Error: not run: at most {AGENT_MAX_CALLS_PER_STEP} tool calls are run "
-                      "per reply.")
-    if alias not in aliases:
-        names = ", ".join(aliases) or "none"
+        return answer(f"Error: not run: at most {AGENT_MAX_CALLS_PER_STEP} tool calls are run per reply.")
+    if alias not in offered:
+        names = ", ".join(offered) or "none"
         return answer(f"Error: there is no tool named {alias!r}. The tools are: {names[:1000]}")
-    server_name, tool = aliases[alias]
+    server_name, tool = offered[alias]["server"], offered[alias]["name"]
     record.update(server=server_name, tool=tool)
     if arguments is None:
         return answer(f"Error: {problem}. Call {alias} again with a JSON object as arguments.")
-    problem = _argument_problem(arguments, specs[(server_name, tool)].get("inputSchema"))
+    problem = _argument_problem(arguments, offered[alias].get("inputSchema"))
     if problem:
         return answer(f"Error: invalid arguments for {alias}: {problem}.")
     if server_name in servers.failed:
@@ -5633,7 +5479,7 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
           arguments=arguments)
     if confirm is not None:
         allowed = confirm(server_name, tool, arguments)
-        if asyncio.iscoroutine(allowed) or isinstance(allowed, asyncio.Future):
+        if inspect.isawaitable(allowed):
             allowed = await allowed
         if not allowed:
             return answer("Error: the user declined this tool call.")
@@ -5652,11 +5498,13 @@ async def _run_call(call: JSON, position: int, parsed: tuple[JSON | None, str | 
     is_error = result.get("isError") is True
     if is_error:
         text = f"Error: {text or 'the tool reported an error without details'}"
-    text, cut = _cut(text or "(the tool returned no content)", max_result_chars)
+    text = text or "(the tool returned no content)"
     record["result"] = result
+    cut = max(len(text) - max_result_chars, 0)
+    if cut:
+        text = (text[:max_result_chars] + f"\n[… {cut} of {len(text)} characters cut by mcpmini; the "
+                "result was too long]")
     return answer(text, is_error, cut)
-
-
 # -- Bridge -----------------------------------------------------------------------------------
 # `mcpmini bridge SERVER`: an MCP server on stdio (or on loopback HTTP, `--listen`) in front of
 # any server a Client reaches, in either era on either side:
@@ -5839,8 +5687,7 @@ class _Bridge:
 
     async def ask(self, method: str, params: JSON) -> JSON:
         """Send a request downstream and wait for its answer (bounded by the Client's timeout)."""
-        self.next_id += 1
-        rid = self.next_id   # (another question may be asked meanwhile)
+        rid = self.next_id = self.next_id + 1   # (another question may be asked meanwhile)
         future = self.asked[rid] = asyncio.get_running_loop().create_future()
         try:
             await self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
@@ -5853,12 +5700,11 @@ class _Bridge:
             raise RemoteError.from_wire(reply["error"])
         return _object(reply.get("result"))
 
-    async def _with_inputs(self, call: Awaitable[JSON], method: str, inbox: asyncio.Queue | None = None,
-                           running: asyncio.Future | None = None) -> JSON:
-        """A modern client's call to a legacy server: its result, or, when the server asks
-        for something meanwhile, an input_required result whose requestState parks the call."""
-        inbox = inbox or asyncio.Queue()
-        running = running or asyncio.ensure_future(call)
+    async def _with_inputs(self, call: Awaitable[JSON], method: str,
+                           inbox: asyncio.Queue | None = None) -> JSON:
+        """A modern client's call to a legacy server (or a parked one): its result, or, when the
+        server asks for something meanwhile, an input_required result whose requestState parks it."""
+        inbox, running = inbox or asyncio.Queue(), asyncio.ensure_future(call)
         self.calls.append(inbox)
         question = asyncio.ensure_future(inbox.get())
         try:
@@ -5884,13 +5730,13 @@ class _Bridge:
         server's question that no answer will come."""
         if parked := self.parked.pop(state, None):
             _settle(parked[2], {"action": "cancel"})
-            parked[0].cancelled() or parked[0].exception()   # retrieved: not logged as unhandled
+            _quiet(parked[0])
 
     async def _resume(self, state: str, params: JSON) -> JSON:
         running, inbox, answer, method = self.parked.pop(state)
         response = _object(params.get("inputResponses")).get("input")
         _settle(answer, response if isinstance(response, dict) else {"action": "decline"})
-        return await self._with_inputs(running, method, inbox, running)
+        return await self._with_inputs(running, method, inbox)
 
 
 def _parsed(data: bytes) -> Any:
@@ -5969,10 +5815,9 @@ class _HTTPDownstream:
     request asks for progress or may meet a server request on the way; what the bridge sends
     meanwhile goes to that stream (by progress token, else the newest stream)."""
 
-    def __init__(self, bridge_of: Callable[[Callable[[JSON], Awaitable[None]]], _Bridge], host: str,
-                 token: str | None) -> None:
-        self.bridge = bridge_of(self.send)
-        self.token, self.session, self.host = token, "", host
+    def __init__(self, connect: Callable[..., Client], token: str | None) -> None:
+        self.bridge = _Bridge(connect, self.send)
+        self.token, self.session = token, ""
         self.hosts: set[str] = set()    # what the Host header may say, once the port is known
         self.streams: list[tuple[Any, asyncio.Queue]] = []   # (progress token, events) open now
 
@@ -6095,7 +5940,7 @@ def _http_reply(status: int, body: bytes | None, headers: dict[str, str] | None 
 async def _bridge_http(connect: Callable[..., Client], host: str, port: int, token: str | None,
                        announce: Callable[[str], None], *, eager: bool = False) -> None:
     """Serve ``bridge --listen`` until cancelled."""
-    downstream = _HTTPDownstream(lambda send: _Bridge(connect, send), host, token)
+    downstream = _HTTPDownstream(connect, token)
     server = await asyncio.start_server(downstream.serve, host, port, limit=MAX_BRIDGE_BODY + (64 << 10))
     bound = server.sockets[0].getsockname()[1]
     downstream.hosts = {f"{name}:{bound}" for name in (host, "localhost", "127.0.0.1", "[::1]")}
@@ -6111,8 +5956,7 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
 
 
 # -- CLI --------------------------------------------------------------------------------------
-# Everything that parses argv or writes to a terminal. main() turns every MCPError into one
-# line on stderr and the exit code of its kind.
+# main() turns every MCPError into one line on stderr and the exit code of its kind.
 
 
 def _isatty(stream: Any) -> bool:
@@ -6128,18 +5972,19 @@ def _columns(stream: Any) -> int:
 
 
 class _Output(logging.Handler):
-    """Where the CLI writes: results on stdout, diagnostics (log records too: main() makes this
-    the handler of mcpmini's logger) on stderr and, on a terminal, one self-erasing status line
-    (what is awaited, for how long, the server's latest progress), erased before anything else
-    is written. Colour and the status line are off with TERM=dumb, NO_COLOR or --no-color
-    (decision #13); FORCE_COLOR turns colour on."""
+    """Where the CLI writes: results on stdout; diagnostics (log records too) on stderr and, on a
+    terminal, one self-erasing status line (what is awaited, how long, the latest progress) and
+    ask's tool-call lines. TERM=dumb, NO_COLOR and --no-color turn colour and the status line
+    off (decision #13); FORCE_COLOR turns colour on."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
         super().__init__()
-        self.json_mode, self.no_color, self.quiet = json_mode, no_color, quiet
+        self.json_mode, self.no_color, self.quiet, self.verbose = json_mode, no_color, quiet, 0
         self.doing, self.since, self.progress, self.drawn = "", 0.0, "", ""
         self.timer: asyncio.TimerHandle | None = None
         self.last_call: Any = None      # the call of ask whose line was written last
+        self.calls: dict[Any, tuple[str, str]] = {}   # ask's running calls: id -> name, line
+        self.line_open = False          # ask's answer is on a line not yet ended
         self.warned: set[str] = set()   # project files warned about in this command
         self.terminal: _Terminal | None | bool = False   # False: not opened yet
 
@@ -6191,8 +6036,9 @@ class _Output(logging.Handler):
         if doing and self.live and self.timer is None:
             self.timer = asyncio.get_running_loop().call_later(STATUS_TICK, self._tick)
 
-    def on_progress(self, params: JSON) -> str:
-        """The server's latest notifications/progress (``1/2 50% message``), for the status line."""
+    def on_progress(self, params: JSON) -> None:
+        """The server's latest notifications/progress (``1/2 50% message``): on the status line,
+        and with -v on a line of its own."""
         value, total, message = (params.get(k) for k in ("progress", "total", "message"))
         number = lambda v: _json_type(v) in ("integer", "number")  # noqa: E731
         text = f" {value:g}" if number(value) else " ?"
@@ -6201,7 +6047,8 @@ class _Output(logging.Handler):
         self.progress = text + (f" {message}" if isinstance(message, str) else "")
         if self.drawn:
             self._draw()
-        return self.progress
+        if self.verbose:
+            self.note(f"mcpmini: progress{self.progress}")
 
     def _tick(self) -> None:
         self.timer = None
@@ -6218,6 +6065,57 @@ class _Output(logging.Handler):
         if text != self.drawn:   # never wider than the terminal, so that "\r" erases it
             self.put(sys.stderr, f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")
             self.drawn = text
+
+    def answer(self, piece: str) -> None:
+        if not self.json_mode:
+            self.wait("")
+            self.put(sys.stdout, _redact(_visible(piece)))
+            self.line_open = not piece.endswith("\n")
+
+    def end_line(self) -> None:
+        if self.line_open:
+            self.put(sys.stdout, "\n")
+            self.line_open = False
+
+    def event(self, kind: str, info: JSON) -> None:
+        """What ask's agent does: on a terminal (or with -v) each tool call is a line on stderr
+        as it starts, completed with its time when it ends (decision #14)."""
+        shown = self.live or self.verbose
+        if kind == "server_failed":
+            self.note(f"mcpmini: skipping server {info['server']}: {info['error']}")
+        elif kind == "reply":
+            self.end_line()
+        elif self.json_mode:
+            return
+        elif kind == "request":
+            self.wait("waiting for the model")
+        elif kind == "tool_call":
+            name = f"{info['server']}.{info['tool']}"
+            words = [f"{k}={_shown(v)}" for k, v in _fold(info["arguments"], 40).items()]
+            self.calls[info["id"]] = name, _redact(_visible(f"→ {name} {' '.join(words)}", True))[
+                :(_columns(sys.stderr) or 80) - 3]
+            if shown:
+                self.note(f"{self.calls[info['id']][1]} …")
+                self.last_call = info["id"]
+            self.wait(f"calling {name}")
+        elif kind == "tool_result" and info["id"] in self.calls:
+            line = self.calls.pop(info["id"])[1]
+            if self.live and self.last_call == info["id"]:   # still the last line: complete it
+                self.clear()
+                self.put(sys.stderr, "\x1b[A\r")
+            if shown:
+                self.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
+            if self.calls:
+                self.wait(f"calling {next(iter(self.calls.values()))[0]}")
+        elif kind == "server_lost":
+            self.note(f"mcpmini: server {info['server']} failed and is not used any more: {info['error']}")
+        elif kind == "retry":
+            self.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
+                     f"{info['attempt']} in {info['delay']:g} s")
+        elif kind == "tools_changed":
+            self.note(f"mcpmini: {info['changes']}")
+        elif kind == "fallback" and self.verbose:
+            self.note(f"mcpmini: {info['reason']}")
 
     def tty(self) -> _Terminal | None:
         """The terminal to ask questions on, opened once; None when there is none."""
@@ -6240,12 +6138,10 @@ class _Output(logging.Handler):
 
 
 class _Terminal:
-    """The controlling terminal, where every question that needs a typed answer is asked
-    (decision #12), even while stdin and stdout carry data: ``/dev/tty`` opened for reading
-    and for writing apart, unbuffered (one text-mode "r+" file fails: a tty cannot seek).
-    While an answer is typed, CR counts as LF, Ctrl-C ends the line instead of the run, and
-    an answer ended by Ctrl-C or Ctrl-D is declined (None); the read waits in a daemon thread,
-    so a pending question never holds up the exit."""
+    """``/dev/tty``, where every question needing a typed answer is asked (decision #12), even
+    while stdin and stdout carry data; opened twice, unbuffered (a tty cannot seek). While an
+    answer is typed CR counts as LF, Ctrl-C ends the line (not the run) and declines, as Ctrl-D
+    does (None); the read waits in a daemon thread, so a pending question never holds up the exit."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
@@ -6293,16 +6189,23 @@ class _Terminal:
 
 
 def _build_parser() -> Any:
-    """Global options (before or after the command) under one heading of the top-level help,
-    and a subparser per command; ``.commands`` maps names to subparsers and ``.options`` each
-    option of a parser to whether it takes a value (for completion)."""
+    """Global options (before or after the command) and a subparser per command; ``.commands``
+    maps names to subparsers, ``.options`` a parser's options to whether they take a value."""
     import argparse  # here, so that `import mcpmini` stays cheap
+
+    # The help width, found as shutil finds it: for it argparse would import shutil (and with
+    # it lzma and bz2: ~7 ms of every run) in the first add_argument, help printed or not.
+    try:
+        width = int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.__stdout__.fileno()).columns) - 2
+    except (AttributeError, OSError, ValueError):
+        width = 78
 
     class Parser(argparse.ArgumentParser):
         options = property(lambda self: {o: a.nargs != 0 for a in self._actions for o in a.option_strings})
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=width),
+                             **kwargs)
 
         def error(self, message: str) -> Any:
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
@@ -6335,15 +6238,14 @@ def _build_parser() -> Any:
 
 
 def _add_globals(p: Any, shown: bool) -> None:
-    """Global options are accepted before or after the command: they also live on a parent
-    parser shared by every subcommand (not ``shown`` in its help), with defaults suppressed
-    there so neither place wins by accident. Options that accumulate (--config, -H, -e, -v)
-    get their own dest after the command, merged in main(): argparse would otherwise let the
-    subcommand's value replace the other."""
+    """Global options are accepted before or after the command: they also live on a parent parser
+    of every subcommand (not ``shown`` in its help), with defaults suppressed there so neither
+    place wins by accident. Options that accumulate (--config, -H, -e, -v) get their own dest
+    after the command, merged in main(): argparse would let the subcommand's value replace the other."""
     import argparse
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 
-    def add(*names: str, help: str, default: Any, **kwargs: Any) -> None:
+    def add(*names: str, help: str, default: Any = False, **kwargs: Any) -> None:
         g.add_argument(*names, help=help if shown else argparse.SUPPRESS,
                        default=default if shown else argparse.SUPPRESS, **kwargs)
     add("--config", action="append", metavar="FILE", default=[], dest="config" + after,
@@ -6356,12 +6258,14 @@ def _add_globals(p: Any, shown: bool) -> None:
         dest="header" + after, help="an HTTP header for the server (repeatable)")
     add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
         help="an environment variable for the server process (repeatable)")
-    add("--accept-defaults", action="store_true", default=False,
+    add("--refresh", action="store_true", help="call: list the tools afresh, not from the cached list")
+    add("--no-cache", action="store_true", help="neither use nor update the cached tool lists")
+    add("--accept-defaults", action="store_true",
         help="answer the server's form questions with their defaults")
-    add("--json", action="store_true", default=False, help="print whole results (and errors) as JSON")
-    add("--quiet", action="store_true", default=False, help="no status line or tool-call lines")
-    add("--no-color", action="store_true", default=False, help="no colour (also: NO_COLOR=1)")
-    add("--trace", action="store_true", default=False,
+    add("--json", action="store_true", help="print whole results (and errors) as JSON")
+    add("--quiet", action="store_true", help="no status line or tool-call lines")
+    add("--no-color", action="store_true", help="no colour (also: NO_COLOR=1)")
+    add("--trace", action="store_true",
         help="print every JSON-RPC message on stderr (cut; -vv prints them whole)")
     add("-v", "--verbose", action="count", default=0, dest="verbose" + after,
         help="show server stderr, the era negotiated and why, progress (-vv: debug)")
@@ -6431,9 +6335,8 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
                    help="use this server (repeatable; default: every approved configured server); "
                    "a name, URL or command line, as SERVER elsewhere")
     p.add_argument("--model", metavar="M", help="the model (default: $MCPMINI_MODEL)")
-    p.add_argument("--base-url", metavar="URL",
-                   help=f"the endpoint (default: $OPENAI_BASE_URL, else {OPENAI_BASE_URL}); the key "
-                   "comes from $OPENAI_API_KEY")
+    p.add_argument("--base-url", metavar="URL", help="the endpoint (default: $OPENAI_BASE_URL, else "
+                   f"{OPENAI_BASE_URL}); the key comes from $OPENAI_API_KEY")
     p.add_argument("--max-steps", type=int, default=AGENT_MAX_STEPS, metavar="N",
                    help=f"model requests at most (default {AGENT_MAX_STEPS})")
     p.add_argument("--system", metavar="TEXT", help="the system prompt (replaces mcpmini's)")
@@ -6475,8 +6378,7 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
 # Resolving SERVER ----------------------------------------------------------------------------
 
 def _pairs(items: list[str], sep: str, what: str, for_server: bool = True) -> dict[str, str]:
-    """``KEY=VALUE`` (``NAME: VALUE``) words. Those for a server (-H, -e) are secrets, and are
-    taken literally: no ${VAR} expansion."""
+    """``KEY=VALUE`` (``NAME: VALUE``) words; a server's (-H, -e) are secrets, taken literally (no ${VAR})."""
     out: dict[str, str] = {}
     for item in items:
         key, found, value = item.partition(sep)
@@ -6513,8 +6415,7 @@ def _trust_text(path: str) -> str:
 def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
     """A configured name, an http(s) URL, or a command line (anything with a space or '/')."""
     servers = load_config(args.config)
-    headers = _pairs(args.header, ":", "header")
-    env = _pairs(args.env, "=", "env")
+    headers, env = _pairs(args.header, ":", "header"), _pairs(args.env, "=", "env")
     if spec in servers:
         server = servers[spec]
         if not server.trusted:
@@ -6548,11 +6449,6 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
     (by default: only with a human at a terminal)."""
     server = _ask_inputs(server)
 
-    def progress(params: JSON) -> None:
-        text = out.on_progress(params)
-        if args.verbose:
-            out.note(f"mcpmini: progress{text}")
-
     def trace(label: str, direction: str, message: Any) -> None:
         text = _json_text(message, None)
         if args.verbose < 2 and len(text) > 400:
@@ -6563,9 +6459,9 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
     terminal = out.tty()
     return Client(dataclasses.replace(server, timeout=args.timeout or server.timeout or DEFAULT_TIMEOUT,
                                       protocol=args.protocol or server.protocol or "auto"),
-                  on_progress=progress, on_elicit=_elicitation(terminal, server) if terminal else None,
+                  on_progress=out.on_progress, on_elicit=_elicitation(terminal, server) if terminal else None,
                   accept_defaults=args.accept_defaults, trace=trace if args.trace else None, auth=auth,
-                  **extra)
+                  list_cache=not args.no_cache, **extra)
 
 
 # Asking the user (elicitation, confirmation) -------------------------------------------------
@@ -6639,8 +6535,7 @@ def _url_text(url: str, origin: str | None) -> str:
 
 
 def _fold(value: Any, limit: int) -> Any:
-    """``value`` with each string longer than ``limit`` folded: its start, then how many
-    characters are hidden (nothing is cut without saying so)."""
+    """``value`` with each string over ``limit`` folded: its start, then how many characters are hidden."""
     if isinstance(value, dict):
         return {k: _fold(v, limit) for k, v in value.items()}
     if isinstance(value, list):
@@ -6651,10 +6546,6 @@ def _fold(value: Any, limit: int) -> Any:
 
 def _shown(value: Any) -> str:
     return value if isinstance(value, str) else _json_text(value, None)
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _ask_inputs(server: ServerConfig) -> ServerConfig:
@@ -6697,26 +6588,17 @@ def _typed_value(text: str, schema: Any) -> Any:
         return None
     if not types or "string" in types:
         return text
-    if "integer" in types and re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
-    if "number" in types:
-        with contextlib.suppress(ValueError):
-            number = float(text)
-            if number == number and abs(number) != float("inf"):
-                return int(text) if re.fullmatch(r"[-+]?\d+", text) else number
+    with contextlib.suppress(ValueError):   # a number: finite (not nan, not inf)
+        if types & {"integer", "number"} and re.fullmatch(r"[-+]?\d+", text):
+            return int(text)
+        if "number" in types and abs(number := float(text)) < float("inf"):
+            return number
     if "boolean" in types and text in ("true", "false"):
         return text == "true"
     if types & {"object", "array"}:
         with contextlib.suppress(ValueError, RecursionError):
             return _loads(text)
     return text  # the check below names the mismatch
-
-
-def _read_text(path: str, what: str) -> str:
-    try:
-        return _read_capped(path, "file", MAX_FILE_ARGUMENT).decode("utf-8")
-    except (ConfigError, UnicodeDecodeError) as exc:
-        raise _UsageError(f"{what}: cannot read {path}: {exc}") from None
 
 
 def _parse_json(text: str, what: str) -> Any:
@@ -6744,13 +6626,14 @@ def _tool_arguments(items: list[str], schema: JSON) -> JSON:
         key, op, value = m.groups()
         if key in out:
             raise _UsageError(f"argument {key!r} is given twice")
-        if op == ":=":
-            text = _read_text(value[1:], f"argument {key!r}") if value.startswith("@") else value
-            out[key] = _parse_json(text, f"argument {key!r}")
-        elif value.startswith("@"):
-            out[key] = _read_text(value[1:], f"argument {key!r}")
-        else:   # key=\@... is a value that starts with @
-            out[key] = _typed_value(value[1:] if value.startswith("\\@") else value, props.get(key))
+        if value.startswith("@"):   # the file's text, as a string (=) or as JSON (:=)
+            try:
+                value = _read_capped(value[1:], "file", MAX_FILE_ARGUMENT).decode("utf-8")
+            except (ConfigError, UnicodeDecodeError) as exc:
+                raise _UsageError(f"argument {key!r}: cannot read {value[1:]}: {exc}") from None
+        elif op == "=":   # key=\@... is a value that starts with @
+            value = _typed_value(value[1:] if value.startswith("\\@") else value, props.get(key))
+        out[key] = _parse_json(value, f"argument {key!r}") if op == ":=" else value
     return out
 
 
@@ -6799,8 +6682,7 @@ def _prompt_schema(prompt: JSON) -> JSON:
 
 
 def _table(items: list[JSON], out: _Output) -> str:
-    """One aligned line per tool or prompt (signature, first line of its description),
-    wrapped to the terminal's width when stdout is one."""
+    """One aligned line per tool or prompt (signature, description), wrapped on a terminal."""
     import textwrap
     width = _columns(sys.stdout)
     rows = [(_signature(i), _visible(_first_line(i.get("description") or i.get("title"), 1000), True))
@@ -6827,8 +6709,7 @@ def _detail(item: JSON, verb: str, args: Any) -> str:
     schema = _object(item.get("inputSchema"))
     props, required = _object(schema.get("properties")), _listed(schema.get("required"))
     about = _visible(str(item.get("description") or "").strip())
-    lines = [_signature(item)] + ["", about] * bool(about)
-    lines += ["", "arguments:"] * bool(props)
+    lines = [_signature(item), *["", about] * bool(about), *["", "arguments:"] * bool(props)]
     example: list[str] = []
     for name, prop in props.items():
         prop = _object(prop)
@@ -6837,14 +6718,12 @@ def _detail(item: JSON, verb: str, args: Any) -> str:
         about = " ".join(str(prop.get("description") or "").split())
         lines.append(_visible(f"  {name:<{max(map(len, props))}}  {', '.join(facts)}"
                               + f" — {about}" * bool(about), True))
-        values = [*_listed(prop.get("examples"))[:1], *([prop["default"]] if "default" in prop else []),
-                  *_choices(prop)[:1],
-                  *(v for t, v in (("integer", prop.get("minimum", 1)), ("number", 1.5), ("boolean", True),
-                                   ("array", []), ("object", {})) if t in _schema_types(prop)), "text"]
         if name in required:
-            value = values[0]
-            example.append(f"{name}={value}" if isinstance(value, str) else
-                           f"{name}:={_json_text(value, None)}")
+            typed = [v for t, v in (("integer", prop.get("minimum", 1)), ("number", 1.5), ("boolean", True),
+                                    ("array", []), ("object", {})) if t in _schema_types(prop)]
+            value = [*_listed(prop.get("examples")), *([prop["default"]] if "default" in prop else []),
+                     *_choices(prop), *typed, "text"][0]
+            example.append(f"{name}{'=' if isinstance(value, str) else ':='}{_shown(value)}")
     config = [word for path in args.config for word in ("--config", path)]
     command = ["mcpmini", *config, verb, args.server, str(item.get("name")), *example]
     return "\n".join([*lines, "", "example:", "  " + _visible(shlex.join(command), True)])
@@ -6999,15 +6878,41 @@ def _describe(item: JSON, key: str) -> str:
 
 
 async def _cmd_call(args: Any, out: _Output) -> int:
+    stdin = _tool_arguments(["-"], {}) if args.arguments == ["-"] else None   # read once
+
     async def work(client: Client) -> int:
-        schema = {} if args.no_validate else _object(   # no schema: strings and key:=JSON, unchecked
-            (await _entries(client, "tool", args.tool))[1][args.tool].get("inputSchema"))
-        arguments = _tool_arguments(args.arguments, schema)
-        if problem := _argument_problem(arguments, schema, strict_keys=True,
-                                        json_hint=" (use key:=JSON for raw JSON)"):
-            raise _UsageError(f"{args.tool}: {problem}")
+        def typed(listed: list[JSON]) -> tuple[JSON, str | None]:
+            """The arguments typed from the tool's schema, and what is wrong with them."""
+            tools = {t["name"]: t for t in listed}
+            if args.tool not in tools:
+                hint = _did_you_mean(args.tool, list(tools)) or f"; it has: {', '.join(sorted(tools))[:300] or 'none'}"
+                return {}, f"{client.name} has no tool {args.tool!r}{hint}"
+            schema = _object(tools[args.tool].get("inputSchema"))
+            arguments = dict(stdin) if stdin is not None else _tool_arguments(args.arguments, schema)
+            problem = _argument_problem(arguments, schema, strict_keys=True,
+                                        json_hint=" (use key:=JSON for raw JSON)")
+            return arguments, problem and f"{args.tool}: {problem}"
+
+        if args.no_validate:   # no schema: strings and key:=JSON, unchecked; nothing listed
+            arguments, problem = dict(stdin) if stdin is not None else _tool_arguments(args.arguments, {}), None
+        else:
+            arguments, problem = typed(await client.list_tools(cached=not args.refresh))
+        if problem and "tools/list" in client.from_cache:   # the cached list may be out of date
+            arguments, problem = typed(await client.list_tools(refresh=True))
+        if problem:
+            raise _UsageError(problem)
         out.wait(f"waiting for {args.tool}")
-        result = await client.call_tool(args.tool, arguments)
+        try:
+            result = await client.call_tool(args.tool, arguments)
+        except RemoteError as exc:
+            if exc.code != INVALID_PARAMS or "tools/list" not in client.from_cache:
+                raise
+            # Typed from a cached schema and refused: a refused call did not run, so it is
+            # sent once more if the fresh schema types the arguments differently.
+            retyped, problem = typed(await client.list_tools(refresh=True))
+            if problem or retyped == arguments:
+                raise
+            result = await client.call_tool(args.tool, retyped)
         out.result(_json_text(result) if args.json else _visible(result_text(result)))
         if result.get("isError") is True:
             out.error(f"tool {args.tool} reported an error (isError: true)", "tool")
@@ -7133,65 +7038,6 @@ def _ask_servers(args: Any, out: _Output) -> dict[str, Client]:
     return clients
 
 
-class _AnswerPrinter:
-    """Streams the answer to stdout; on a terminal (or with -v) each tool call is a line on
-    stderr as it starts, completed with its time when it ends (decision #14)."""
-
-    def __init__(self, out: _Output, args: Any) -> None:
-        self.out, self.args = out, args
-        self.line_open = False
-        self.calls: dict[Any, tuple[str, str]] = {}   # running call id -> its name and line
-
-    def text(self, piece: str) -> None:
-        if not self.out.json_mode:
-            self.out.wait("")
-            self.out.put(sys.stdout, _redact(_visible(piece)))
-            self.line_open = not piece.endswith("\n")
-
-    def end_line(self) -> None:
-        if self.line_open:
-            self.out.put(sys.stdout, "\n")
-            self.line_open = False
-
-    def event(self, kind: str, info: JSON) -> None:
-        out, shown = self.out, self.out.live or self.args.verbose
-        if kind == "server_failed":
-            out.note(f"mcpmini: skipping server {info['server']}: {info['error']}")
-        elif kind == "reply":
-            self.end_line()
-        elif out.json_mode:
-            return
-        elif kind == "request":
-            out.wait("waiting for the model")
-        elif kind == "tool_call":
-            name = f"{info['server']}.{info['tool']}"
-            words = [f"{k}={_shown(v)}" for k, v in _fold(info["arguments"], 40).items()]
-            self.calls[info["id"]] = name, _redact(_visible(f"→ {name} {' '.join(words)}", True))[
-                :(_columns(sys.stderr) or 80) - 3]
-            if shown:
-                out.note(f"{self.calls[info['id']][1]} …")
-                out.last_call = info["id"]
-            out.wait(f"calling {name}")
-        elif kind == "tool_result" and info["id"] in self.calls:
-            line = self.calls.pop(info["id"])[1]
-            if out.live and out.last_call == info["id"]:   # still the last line: complete it
-                out.clear()
-                out.put(sys.stderr, "\x1b[A\r")
-            if shown:
-                out.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
-            if self.calls:
-                out.wait(f"calling {next(iter(self.calls.values()))[0]}")
-        elif kind == "server_lost":
-            out.note(f"mcpmini: server {info['server']} failed and is not used any more: {info['error']}")
-        elif kind == "retry":
-            out.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
-                     f"{info['attempt']} in {info['delay']:g} s")
-        elif kind == "tools_changed":
-            out.note(f"mcpmini: {info['changes']}")
-        elif kind == "fallback" and self.args.verbose:
-            out.note(f"mcpmini: {info['reason']}")
-
-
 async def _cmd_ask(args: Any, out: _Output) -> int:
     question = sys.stdin.read() if args.question == "-" else args.question
     if not question.strip():
@@ -7218,21 +7064,20 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
         shown = _visible(_json_text(_fold(arguments, 500)))
         return terminal.yes(f"mcpmini: call {_visible(f'{server}.{tool}', True)} with\n{shown}\nRun it?")
     clients = _ask_servers(args, out)
-    printer = _AnswerPrinter(out, args)
     out.wait("starting servers")
     try:
         transcript = await run_agent(
             question, clients, model=model, base_url=base_url, api_key=api_key,
             max_steps=args.max_steps, system=args.system, confirm=confirm if terminal else None,
-            stream=args.stream, on_text=printer.text, on_event=printer.event,
+            stream=args.stream, on_text=out.answer, on_event=out.event,
             max_result_chars=args.max_result_chars, timeout=args.timeout or AGENT_MODEL_TIMEOUT,
             tool_choice=args.tool_choice)
     except MCPError as exc:
-        printer.end_line()
+        out.end_line()
         if out.json_mode and isinstance(getattr(exc, "transcript", None), dict):
             out.result(_redact(_json_text(exc.transcript)))
         raise
-    printer.end_line()   # a no-op with --json: nothing was streamed
+    out.end_line()   # a no-op with --json: nothing was streamed
     if out.json_mode:
         out.result(_redact(_json_text(transcript)))
     elif not transcript["answer"]:
@@ -7581,6 +7426,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("config", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
+        out.verbose = args.verbose
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
@@ -7602,5 +7448,17 @@ def main(argv: list[str] | None = None) -> int:
         log.removeHandler(out)
         log.setLevel(saved[0])
         log.propagate = saved[1]
+
+
+def _cli() -> None:
+    """``mcpmini`` and ``python3 -m mcpmini``: main(), then exit at once, skipping the
+    interpreter's teardown of asyncio and the rest (~20 ms): nothing is left to clean up."""
+    code = main()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush(), sys.stderr.flush()
+    _kill_live_groups()   # what atexit would do (normally there is nothing left)
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _cli()

@@ -41,7 +41,8 @@ Start-up stderr: ``env NAME=value`` per ``echo_env`` name and ``say TEXT``; the 
 
 Tools: ``tools`` replaces the default ``TOOLS``. A tool is its wire entry plus what it ``does``
 (default "call": its name and arguments as JSON) and options for that (``text``,
-``message``, ``size``, ``seconds``, ``result``, ``question``); see the ``tool_*`` methods.
+``message``, ``size``, ``seconds``, ``result``, ``question``, ``accept``); see the ``tool_*``
+methods.
 
 A broken or hostile server: ``raw_tools`` is the tools/list ``tools`` value, sent as given
 (anything, not only a list; calls still go by ``tools``); ``raw_result`` the result of every
@@ -155,10 +156,10 @@ TOOLS: list[JSON] = [   # schemas chosen to exercise the CLI's argument typing; 
 ] + [{"name": n, "description": f"fake tool {n}", "does": n,
       "inputSchema": {"type": "object", "properties": {}},
       "x-untouched": {"n": n, "nested": [1, {"k": None}]}}
-     for n in ("echo", "sleep", "big", "noisy", "stderr_flood", "add_tool", "server_request",
+     for n in ("echo", "sleep", "big", "noisy", "stderr_flood", "add_tool", "server_request", "elicit_many",
                "hostile", "batch", "spawn", "leader_exit", "env", "cwd", "pid", "result_type",
                "log", "argv")]
-BEHAVIOUR_KEYS = {"does", "text", "message", "size", "seconds", "result", "question"}   # not listed
+BEHAVIOUR_KEYS = {"does", "text", "message", "size", "seconds", "result", "question", "accept"}   # not listed
 # Two plain tools, for tests that count or lint what is listed.
 PLAIN_TOOLS: list[JSON] = [
     {"name": "echo", "description": "Echoes its arguments.", "does": "arguments",
@@ -444,7 +445,12 @@ class Server:
         """``text`` back; the arguments and the request's ``_meta`` in structuredContent."""
         return text(str(args.get("text", "")), structuredContent={"args": args, "meta": params.get("_meta") or {}})
 
-    def tool_arguments(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
+    def tool_arguments(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON | None:
+        """The arguments as JSON; ``accept`` {name: "integer"|"string"}: another type is
+        refused with -32602, whatever the schema says (a server changed since it was listed)."""
+        for name, kind in tool.get("accept", {}).items():
+            if name in args and not isinstance(args[name], {"integer": int, "string": str}[kind]):
+                return self.error(rid, -32602, f"Invalid params: {name} has the wrong type")
         return text(json.dumps(args, sort_keys=True, ensure_ascii=False))
 
     def tool_text(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
@@ -562,6 +568,18 @@ class Server:
         if args.get("notify", True):
             self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         return text("added")
+
+    def tool_elicit_many(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
+        """``count`` legacy elicitation requests in one burst; answers how many were answered
+        (within ``wait`` seconds)."""
+        count = int(args.get("count", 40))
+        self.write_raw(b"".join(json.dumps({"jsonrpc": "2.0", "id": f"e{i}", "method": "elicitation/create",
+                                            "params": {"message": f"question {i}", "requestedSchema": OBJECT}
+                                            }).encode() + b"\n" for i in range(count)))
+        deadline = time.monotonic() + float(args.get("wait", 20.0))
+        while time.monotonic() < deadline and len(self.responses) < count:
+            time.sleep(0.02)
+        return text(str(len(self.responses)))
 
     def tool_server_request(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
         """A legacy server may ask things of the client; a modern one must not."""

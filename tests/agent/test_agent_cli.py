@@ -11,10 +11,9 @@ import sys
 
 import pytest
 
-import mcpmini
 from agent_fakes import ScriptedModel, answer, calls, raw
 from agent_harness import ECHO_SCHEMA, fake_entry, received, tool_calls_received, write_config
-from harness import EXAMPLES, ROOT, run, running, wait_until
+from harness import EXAMPLES, ROOT, running, wait_until
 
 ECHO = {"name": "echo", "inputSchema": ECHO_SCHEMA}
 KEY = "sk-test-KEY-0123456789abcdefXYZW"

@@ -4,7 +4,7 @@
     python bench_mcpmini.py MODE ERA N TARGET...
 
 Same command line and output as floor.py (see there). MODE ``oneshot`` is also the "library
-script" of the one-shot row: connect (auto era), list tools, call one, exit. ``http-available``
+script" of the one-shot rows: connect (ERA auto or legacy), list tools, call one, exit. ``http-available``
 prints whether this mcpmini has its HTTP transport.
 """
 
@@ -42,8 +42,8 @@ def cpu_seconds() -> float:
 
 async def run(mode: str, era: str, n: int, target: list[str]) -> tuple[float, float]:
     server: list[str] | str = target[0] if mode.startswith("http-") else target
-    if mode == "oneshot":
-        async with mcpmini.Client(server) as client:
+    if mode == "oneshot":  # a user's script: connect (era remembered), list tools, call one
+        async with mcpmini.Client(server, protocol=PROTOCOL[era]) as client:
             assert any(t["name"] == "echo" for t in await client.list_tools())
             assert text_of(await client.call_tool("echo", {"text": "hi"})) == "hi"
         return 0.0, 0.0

@@ -5,7 +5,7 @@ interpreter of the benchmark venv:
     python bench_sdk.py MODE ERA N TARGET...
 
 Same command line and output as floor.py (see there). MODE ``oneshot`` is the SDK's one-shot
-script: connect (auto era), list tools, call one, exit. A failure prints the exception on
+script: connect (ERA auto or legacy), list tools, call one, exit. A failure prints the exception on
 stderr and exits 1 (bench.py records it: the SDK fails on a 10 MB SSE event).
 """
 
@@ -40,7 +40,7 @@ async def run(mode: str, era: str, n: int, target: list[str]) -> tuple[float, fl
     else:
         server = StdioServerParameters(command=target[0], args=target[1:])
     if mode == "oneshot":
-        async with Client(server) as client:
+        async with Client(server, mode=MODE[era]) as client:
             assert any(t.name == "echo" for t in (await client.list_tools()).tools)
             assert text_of(await client.call_tool("echo", {"text": "hi"})) == "hi"
         return 0.0, 0.0

@@ -8,9 +8,9 @@ and the interpreter's share is in here too. bench.py runs it like the client scr
 
     python floor.py MODE ERA N TARGET...
 
-MODE: oneshot | seq | conc | big (TARGET = server argv) · http-seq | http-big | http-forecast |
-http-forecast-sse (TARGET = URL; http-forecast calls get_forecast of examples/weather_http_server.py,
-which answers with SSE when the Accept header prefers it: -sse asks so)
+MODE: oneshot (handshake, list, call, exit) | seq | conc | big (TARGET = server argv) · http-seq |
+http-big | http-forecast | http-forecast-sse (TARGET = URL; http-forecast calls get_forecast of
+examples/weather_http_server.py, which answers with SSE when the Accept header prefers it: -sse asks so)
 ERA: modern | legacy. N: calls (seq, conc, http-seq, http-forecast) or bytes (big, http-big).
 Prints one JSON line: {"elapsed": wall seconds of the measured part, "cpu": this process's CPU
 seconds in it, "maxrss_kb": peak RSS of this process}.
@@ -92,9 +92,9 @@ def cpu_seconds() -> float:
 def stdio_mode(mode: str, era: str, n: int, argv: list[str]) -> tuple[float, float]:
     server = Stdio(argv)
     if mode == "oneshot":  # the whole process is timed by bench.py; this is the work
-        server.handshake("modern")
-        assert any(t["name"] == "echo" for t in server.rpc("modern", "tools/list")["tools"])
-        assert text_of(server.rpc("modern", "tools/call", {"name": "echo", "arguments": {"text": "hi"}})) == "hi"
+        server.handshake(era)
+        assert any(t["name"] == "echo" for t in server.rpc(era, "tools/list")["tools"])
+        assert text_of(server.rpc(era, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})) == "hi"
         server.close()
         return 0.0, 0.0
     server.handshake(era)

@@ -34,7 +34,7 @@ def test_the_script_parses(cli, shell, tmp_path):
     ("mcpmini ", ["ask", "bridge", "call", "check", "completion", "info", "login", "logout", "prompt",
                   "prompts", "read", "resources", "servers", "templates", "tools", "trust"]),
     ("mcpmini to", ["tools"]),
-    ("mcpmini call --no-", ["--no-color", "--no-validate"]),
+    ("mcpmini call --no-", ["--no-cache", "--no-color", "--no-validate"]),
     ("mcpmini --js", ["--json"]),
     ("mcpmini --config c.json call ", ["weather", "wiki"]),
     ("mcpmini call --config c.json we", ["weather"]),

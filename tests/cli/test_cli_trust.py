@@ -6,12 +6,10 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
-from harness import running, write_json
+from harness import write_json
 
 
 def names(cli) -> dict[str, dict]:

@@ -207,6 +207,25 @@ def test_progress_cannot_extend_past_the_hard_maximum(fake, monkeypatch):
     assert run(main()).method == "tools/call"
 
 
+def test_a_shorter_timeout_after_a_longer_one_still_fires_on_time(fake):
+    """One timer per session wakes at the earliest deadline, whichever request came first."""
+    f = fake("modern")
+
+    async def main():
+        async with f.client() as c:
+            slow = asyncio.ensure_future(c.call_tool("sleep", {"seconds": 2}, timeout=30))
+            await asyncio.sleep(0.1)
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            with pytest.raises(mcpmini.RequestTimeout):
+                await c.call_tool("sleep", {"seconds": 2}, timeout=0.3)
+            waited = loop.time() - start
+            return waited, mcpmini.result_text(await slow)
+
+    waited, slow = run(main())
+    assert waited < 1.5 and slow == "slept"
+
+
 def test_batch_array_is_dispatched_element_by_element(fake):
     f = fake("modern")
     seen: list[dict] = []
@@ -291,6 +310,28 @@ def test_legacy_server_ping_answered_and_unknown_request_refused(fake):
     unknown = responses["4242"]
     assert unknown["id"] == 4242 and unknown["error"]["code"] == -32601
     assert "result" not in unknown
+
+
+def test_a_flood_of_server_requests_is_answered_a_bounded_number_at_a_time(fake):
+    """At MAX_SERVER_REQUESTS answers in progress the transport stops reading stdout; the
+    requests held back meanwhile are answered later, every one of them."""
+    f = fake("legacy")
+    busy, most = [0], [0]
+
+    async def slow_answer(params: dict) -> dict:
+        busy[0] += 1
+        most[0] = max(most[0], busy[0])
+        await asyncio.sleep(0.02)
+        busy[0] -= 1
+        return {"action": "decline"}
+
+    async def main():
+        async with f.client(on_elicit=slow_answer) as c:
+            result = await c.call_tool("elicit_many", {"count": 60})
+            return mcpmini.result_text(result)
+
+    assert run(main()) == "60"
+    assert most[0] == mcpmini.MAX_SERVER_REQUESTS
 
 
 def test_modern_server_request_is_dropped_not_answered(fake):

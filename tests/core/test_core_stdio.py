@@ -107,6 +107,36 @@ def test_50_mb_line(fake):
     assert mcpmini.result_text(after) == "after"
 
 
+def test_a_big_request_waits_for_the_pipe_and_gets_through(fake):
+    f = fake("modern")
+    text = "y" * (8 << 20)   # far more than a pipe holds: the writer waits for the server
+
+    async def main():
+        async with f.client() as c:
+            return mcpmini.result_text(await c.call_tool("echo", {"text": text}))
+
+    assert run(main(), timeout=60) == text
+
+
+def test_a_writer_waiting_on_a_full_pipe_fails_when_the_server_exits(tmp_path):
+    script = tmp_path / "deaf.py"   # never reads its input, then exits
+    script.write_text("import sys, time\nsys.stderr.write('deaf and leaving\\n')\ntime.sleep(1)\nsys.exit(3)\n")
+
+    async def main():
+        session = mcpmini._Session(mcpmini._StdioTransport([sys.executable, str(script)]))
+        await session.open()
+        start = time.monotonic()
+        try:
+            with pytest.raises(mcpmini.ConnectionClosed) as info:
+                await session.request("x/big", {"blob": "z" * (8 << 20)}, timeout=30)
+            return info.value, time.monotonic() - start
+        finally:
+            await session.close()
+
+    exc, waited = run(main(), timeout=40)
+    assert waited < 10, exc   # not stuck until the request's timeout (or forever)
+
+
 def test_message_over_the_cap_fails_loudly(fake, monkeypatch):
     monkeypatch.setattr(mcpmini, "MAX_MESSAGE_SIZE", 1 << 20)
     f = fake("modern")

@@ -159,6 +159,31 @@ def test_process_everything_call_bad_argument_type(proc, everything: str) -> Non
     assert done.stderr.startswith("mcpmini: error: get-sum: argument 'b'")
 
 
+def sent_methods(err: str) -> list[str]:
+    """The methods mcpmini sent, from its --trace lines on stderr."""
+    return [json.loads(line.split(" -> ", 1)[1]).get("method", "<response>")
+            for line in err.splitlines() if line.startswith("mcpmini: trace ") and " -> " in line]
+
+
+def test_cli_everything_second_call_uses_the_cached_tool_list(cli, everything: str) -> None:
+    """A legacy server's list is kept (issue 16): the next call sends the handshake and the call."""
+    for text in ("first", "second"):
+        code, out, err = cli("--trace", "call", everything, "echo", f"message={text}")
+        assert code == 0, err
+        assert out == f"Echo: {text}\n"
+    assert sent_methods(err) == ["initialize", "notifications/initialized", "tools/call"]
+    code, out, err = cli("--trace", "--refresh", "call", everything, "echo", "message=again")
+    assert code == 0 and "tools/list" in sent_methods(err), err
+
+
+def test_cli_ts_v2_list_with_ttl_0_is_never_served_from_the_cache(cli, ts_cmd: list[str]) -> None:
+    """The TS SDK's 2026-07-28 lists say ttlMs 0: stale at once, so every call lists."""
+    for _ in range(2):
+        code, out, err = cli("--trace", "call", shlex.join(ts_cmd), "get_forecast", "city=Lima")
+        assert code == 0, err
+    assert sent_methods(err) == ["server/discover", "tools/list", "tools/call"]
+
+
 def test_process_ts_v2_info(proc, ts_cmd: list[str]) -> None:
     done = proc("-v", "info", shlex.join(ts_cmd))
     assert done.returncode == 0, done.stderr
