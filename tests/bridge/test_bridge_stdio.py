@@ -15,7 +15,7 @@ from typing import Any, Callable
 import pytest
 
 from bridge_helpers import MODERN, StdioBridge, modern_meta
-from harness import EXAMPLES, MCPMINI, WEATHER, FakeServer, alive, group_members as group, wait_until
+from harness import EXAMPLES, WEATHER, FakeServer, alive, group_members as group, wait_until
 
 LEGACY_CAPS = {"elicitation": {}}
 # (the era of the client in front of the bridge, the era of the server behind it)
@@ -319,10 +319,9 @@ def test_a_message_longer_than_many_reads(bridge: Bridge, upstream: Upstream) ->
     assert echoed["result"]["structuredContent"]["args"]["text"] == text
 
 
-def test_what_was_answered_before_stdin_ends_is_written(upstream: Upstream) -> None:
+def test_what_was_answered_before_stdin_ends_is_written(proc: Callable[..., Any], upstream: Upstream) -> None:
     server = upstream("legacy")
-    done = subprocess.run([sys.executable, MCPMINI, "bridge", server.cmdline], input=b"not JSON\n",
-                          capture_output=True, timeout=30)
+    done = proc("bridge", server.cmdline, input=b"not JSON\n", timeout=30)
     assert done.returncode == 0
     assert json.loads(done.stdout) == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
     assert not server.record.exists()   # nothing asked: no upstream started
