@@ -127,14 +127,12 @@ def test_sdk_progress_elicitation_cancel_crash_and_end(sdk_python: str, upstream
 # -- the MCP Inspector CLI over stdio -----------------------------------------------------------------
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 @pytest.mark.parametrize("server_era", ["legacy", MODERN])
-def test_inspector_cli_to_the_example_http_server(inspector_cli: list[str], example_http: str, tmp_path: Path,
-                                                  era: str, server_era: str) -> None:
-    env = {**os.environ, "HOME": str(tmp_path)}
-
+def test_inspector_cli_to_the_example_http_server(inspector_cli: list[str], example_http: str, era: str,
+                                                  server_era: str) -> None:
     def inspect(*options: str) -> dict:
         done = subprocess.run([*inspector_cli, "--format", "json", "--protocol-era", era, *options, "--",
                                *bridge_argv(example_http, "--protocol", server_era)],
-                              capture_output=True, text=True, timeout=PROCESS_TIMEOUT, env=env,
+                              capture_output=True, text=True, timeout=PROCESS_TIMEOUT,
                               stdin=subprocess.DEVNULL)
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)["result"]
