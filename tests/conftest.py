@@ -2,12 +2,12 @@
 ``harness.py``):
 
 - ``_isolate`` (autouse): a temporary HOME, XDG config/cache/state dirs and working directory
-  (``work``), a clean environment, no secret remembered by an earlier test, and a hard deadline
-  per test (``test_deadline``; a folder may override it).
+  (``work``), a clean environment, no secret remembered by an earlier test, a hard deadline
+  per test (``test_deadline``; a folder may override it), and no fake server left running.
 - ``cli(*argv)``: ``mcpmini.main`` in-process -> ``Result(code, out, err)``; ``proc(*argv)``: a
   real ``python3 mcpmini.py`` process -> ``CompletedProcess``.
 - ``fake([MODE], *FLAGS, label=, **options)``: a ``harness.FakeServer`` in the test's tmp dir;
-  whatever a failed test left running is killed afterwards; ``upstream(era)``: one behind
+  ``upstream(era)``: one behind
   ``mcpmini bridge`` (tests/bridge, tests/interop).
 - ``run``: ``harness.run`` for tests that take it as a fixture (``run_timeout``: its default
   deadline; a folder may override it).
@@ -16,9 +16,8 @@
 """
 from __future__ import annotations
 
-import contextlib
+import functools
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +27,7 @@ import pytest
 
 import mcpmini
 from auth_fakes import AuthWorld
-from harness import EXAMPLES, RUN_TIMEOUT, FakeServer, Result, alive, deadline, run as run_bounded, run_cli, run_proc
+from harness import EXAMPLES, RUN_TIMEOUT, FakeServer, Result, deadline, run as run_bounded, run_cli, run_proc
 
 TEST_DEADLINE = 120.0   # seconds for one whole test, its synchronous parts included
 KEPT = ("MCPMINI_PEERS_DIR", "MCPMINI_REQUIRE_INTEROP")   # the test suite's own settings
@@ -48,7 +47,8 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, test_deadline: flo
     settings, no proxy for loopback, no PYTHONIOENCODING, BROWSER or colour settings from the
     machine running the tests;
     no secrets remembered by an earlier test (the redaction set is process-wide); every idle
-    pooled HTTP connection closed afterwards; and the test's hard deadline."""
+    pooled HTTP connection closed afterwards; the test's hard deadline; and afterwards every
+    process of its fake servers that still runs is killed (``FakeServer.kill_leftovers``)."""
     for name in ("home", "xdg-config", "xdg-cache", "xdg-state", "work"):
         (tmp_path / name).mkdir()
     for name in list(os.environ):
@@ -65,6 +65,7 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, test_deadline: flo
     with deadline(test_deadline):
         yield tmp_path / "work"
     mcpmini._default_pool.close()
+    FakeServer.kill_leftovers()
 
 
 @pytest.fixture
@@ -107,23 +108,12 @@ def run(run_timeout: float) -> Callable[..., Any]:
 
 
 @pytest.fixture
-def fake(tmp_path: Path) -> Iterator[Callable[..., FakeServer]]:
+def fake(tmp_path: Path) -> Callable[..., FakeServer]:
     """``fake([MODE], *FLAGS, label="fake", **options)`` -> a :class:`harness.FakeServer`
-    recording into the test's tmp dir. Whatever a failed test left running is killed
-    afterwards (after the assertions, so a process left behind is still a failure first)."""
+    recording into the test's tmp dir (whatever a failed test left running is killed afterwards)."""
     directory = tmp_path / "fakes"
     directory.mkdir()
-    made: list[FakeServer] = []
-
-    def make(*args: str, label: str = "fake", **options: Any) -> FakeServer:
-        made.append(FakeServer(directory, *args, label=label, **options))
-        return made[-1]
-    yield make
-    for server in made:
-        for pid in server.pids():
-            if alive(pid):
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+    return functools.partial(FakeServer, directory)
 
 
 @pytest.fixture

@@ -210,6 +210,7 @@ class FakeServer:
     in one directory share a recording."""
 
     _numbers = itertools.count(1)
+    made: list[FakeServer] = []   # since the last kill_leftovers(): this test's fakes
 
     def __init__(self, directory: Path, *args: str, label: str = "fake", **options: Any) -> None:
         mode = args[0] if args and not args[0].startswith("-") else "modern"
@@ -218,6 +219,18 @@ class FakeServer:
         self.cfg_path = directory / f"{label}-config-{next(self._numbers)}.json"
         self.argv = [sys.executable, str(FAKE_SERVER), "--config", str(self.cfg_path), *flags]
         self.configure(mode, **options)
+        FakeServer.made.append(self)
+
+    @classmethod
+    def kill_leftovers(cls) -> None:
+        """Kill every process of the fakes made since the last call that still runs (what a
+        failed test left behind; after its assertions, so a process left is still a failure)."""
+        for server in cls.made:
+            for pid in server.pids():
+                if alive(pid):
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+        cls.made.clear()
 
     def configure(self, mode: str = "modern", **options: Any) -> None:
         """(Re)write the configuration; the next process started reads it and records to a
