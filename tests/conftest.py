@@ -2,20 +2,22 @@
 ``harness.py``):
 
 - ``_isolate`` (autouse): a temporary HOME, XDG config/cache/state dirs and working directory
-  (``work``), a clean environment, no secret remembered by an earlier test, and a hard deadline
-  per test (``test_deadline``; a folder may override it).
+  (``work``), a clean environment, no secret remembered by an earlier test, a hard deadline
+  per test (``test_deadline``; a folder may override it), and no fake server left running.
 - ``cli(*argv)``: ``mcpmini.main`` in-process -> ``Result(code, out, err)``; ``proc(*argv)``: a
   real ``python3 mcpmini.py`` process -> ``CompletedProcess``.
 - ``fake([MODE], *FLAGS, label=, **options)``: a ``harness.FakeServer`` in the test's tmp dir;
-  whatever a failed test left running is killed afterwards.
-- ``run``: ``harness.run`` for tests that take it as a fixture.
+  ``upstream(era)``: one behind
+  ``mcpmini bridge`` (tests/bridge, tests/interop).
+- ``run``: ``harness.run`` for tests that take it as a fixture (``run_timeout``: its default
+  deadline; a folder may override it).
 - ``weather_url``: examples/weather_http_server.py on a free loopback port.
+- ``world``: ``auth_fakes.AuthWorld``, an OAuth-protected MCP server and its authorization server.
 """
 from __future__ import annotations
 
-import contextlib
+import functools
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,11 +26,13 @@ from typing import Any, Callable, Iterator
 import pytest
 
 import mcpmini
-from harness import EXAMPLES, FakeServer, Result, alive, deadline, run as run_bounded, run_cli, run_proc
+from auth_fakes import AuthWorld
+from harness import EXAMPLES, RUN_TIMEOUT, FakeServer, Result, deadline, run as run_bounded, run_cli, run_proc
 
 TEST_DEADLINE = 120.0   # seconds for one whole test, its synchronous parts included
 KEPT = ("MCPMINI_PEERS_DIR", "MCPMINI_REQUIRE_INTEROP")   # the test suite's own settings
 PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+UPSTREAM_MODES = {"both": "modern", "legacy": "legacy", "modern": "modern-only"}   # fake_server.py's
 
 
 @pytest.fixture
@@ -43,7 +47,8 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, test_deadline: flo
     settings, no proxy for loopback, no PYTHONIOENCODING, BROWSER or colour settings from the
     machine running the tests;
     no secrets remembered by an earlier test (the redaction set is process-wide); every idle
-    pooled HTTP connection closed afterwards; and the test's hard deadline."""
+    pooled HTTP connection closed afterwards; the test's hard deadline; and afterwards every
+    process of its fake servers that still runs is killed (``FakeServer.kill_leftovers``)."""
     for name in ("home", "xdg-config", "xdg-cache", "xdg-state", "work"):
         (tmp_path / name).mkdir()
     for name in list(os.environ):
@@ -60,6 +65,7 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, test_deadline: flo
     with deadline(test_deadline):
         yield tmp_path / "work"
     mcpmini._default_pool.close()
+    FakeServer.kill_leftovers()
 
 
 @pytest.fixture
@@ -88,29 +94,41 @@ def proc() -> Callable[..., Any]:
 
 
 @pytest.fixture
-def run() -> Callable[..., Any]:
-    """The bounded ``run(coro, timeout=30)`` helper."""
-    return run_bounded
+def run_timeout() -> float:
+    """The default deadline of one ``run(coro)``, in seconds; override per folder."""
+    return RUN_TIMEOUT
 
 
 @pytest.fixture
-def fake(tmp_path: Path) -> Iterator[Callable[..., FakeServer]]:
+def run(run_timeout: float) -> Callable[..., Any]:
+    """The bounded ``run(coro, timeout=run_timeout)`` helper."""
+    def bounded(coro: Any, timeout: float = run_timeout) -> Any:
+        return run_bounded(coro, timeout)
+    return bounded
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Callable[..., FakeServer]:
     """``fake([MODE], *FLAGS, label="fake", **options)`` -> a :class:`harness.FakeServer`
-    recording into the test's tmp dir. Whatever a failed test left running is killed
-    afterwards (after the assertions, so a process left behind is still a failure first)."""
+    recording into the test's tmp dir (whatever a failed test left running is killed afterwards)."""
     directory = tmp_path / "fakes"
     directory.mkdir()
+    return functools.partial(FakeServer, directory)
+
+
+@pytest.fixture
+def upstream(fake: Callable[..., FakeServer]) -> Callable[..., FakeServer]:
+    """``upstream(era="both", **options)``: a fake server behind a bridge, speaking the legacy
+    era, the modern one or both, each its own recording, with an identity the tests see pass
+    the bridge."""
     made: list[FakeServer] = []
 
-    def make(*args: str, label: str = "fake", **options: Any) -> FakeServer:
-        made.append(FakeServer(directory, *args, label=label, **options))
+    def make(era: str = "both", **options: Any) -> FakeServer:
+        made.append(fake(UPSTREAM_MODES[era], label=f"upstream{len(made) + 1}", name="bridge-upstream",
+                         instructions="upstream help", ttl_ms=5000,
+                         capabilities={"tools": {}, "resources": {"subscribe": True}, "logging": {}}, **options))
         return made[-1]
-    yield make
-    for server in made:
-        for pid in server.pids():
-            if alive(pid):
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+    return make
 
 
 @pytest.fixture
@@ -127,3 +145,11 @@ def weather_url() -> Iterator[str]:
         server.kill()
         server.wait(timeout=30)
         server.stdout.close()
+
+
+@pytest.fixture
+def world() -> Iterator[AuthWorld]:
+    """The OAuth world of ``auth_fakes.py`` (tests/auth, tests/bridge, tests/interop)."""
+    w = AuthWorld()
+    yield w
+    w.close()

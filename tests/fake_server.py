@@ -26,18 +26,29 @@ Era options (``mode`` picks a preset of them from ``MODES``; ``--legacy`` is mod
                 initialize after a probe; ``init_refuse``: refuse versions not in
                 ``legacy_versions`` with -32602 + data.supported; ``init_hostile``: answers with
                 ids ``true`` and ``1.0`` first
-  silent        (--silent) answers nothing at all
+  silent        (--silent) answers nothing at all; ``hang_after`` N: writes N lines, then nothing
 Identity: ``name`` (--name), ``instructions`` (null: none; default: the era's name and
-``NASTY``). Lists: ``pages``, ``per_page``, ``extra_items``, ``empty_cursor`` (the first cursor
-is ""), ``endless``, ``ttl_ms``; ``no_result_type``. Process: ``ignore_eof``,
-``ignore_sigterm`` (--stubborn: both), ``exit_after_calls`` N (exit 7 after the N-th answer).
+``NASTY``), ``capabilities`` (default: tools, resources, prompts; and logging when legacy).
+Lists: ``tools`` (below), ``resources``, ``templates`` and ``prompts`` replace ``RESOURCES``,
+``TEMPLATES`` and ``PROMPTS``; ``pages``, ``per_page``, ``extra_items``, ``empty_cursor`` (the
+first cursor is ""), ``endless``, ``ttl_ms``; ``no_result_type``. Process: ``require`` FILE
+(unless it exists: "cannot start" on stderr, exit 4), ``ignore_eof``, ``ignore_sigterm`` (--stubborn: both),
+``exit_after_calls`` N (exit 7 after the N-th answer), ``end_output_after`` METHOD (close
+stdout once that is answered, and live on reading).
 Start-up stderr: ``env NAME=value`` per ``echo_env`` name and ``say TEXT``; the ``say`` and
 ``crash`` tools repeat both (what a careless server leaks). ``ref_url``: the ``$ref`` in the
 "typed" tool's schema; ``error_detail``: appended to the "rpc_error" message.
 
 Tools: ``tools`` replaces the default ``TOOLS``. A tool is its wire entry plus what it ``does``
 (default "call": its name and arguments as JSON) and options for that (``text``,
-``message``, ``size``, ``seconds``, ``accept``); see the ``tool_*`` methods.
+``message``, ``size``, ``seconds``, ``result``, ``question``, ``accept``); see the ``tool_*``
+methods.
+
+A broken or hostile server: ``raw_tools`` is the tools/list ``tools`` value, sent as given
+(anything, not only a list; calls still go by ``tools``); ``raw_result`` the result of every
+tools/call, prompts/get and resources/read, as given; ``raw_line`` a line written instead of
+the tools/call response ("{id}" is the request's id as JSON); ``flood`` N: that many ``ping``
+requests (ids "ping-0", ...) in a burst before a tools/call is answered.
 """
 from __future__ import annotations
 
@@ -72,6 +83,7 @@ MODES: dict[str, JSON] = {
     "modern-32022": {"discover": "-32022", "supported": [MODERN]},
     "modern-legacy-only": {"discover": "result", "supported": ["2025-06-18"]},
     "modern-only": {"discover": "result", "initialize": "-32601"},
+    "dual": {"discover": "result", "supported": [MODERN, *LEGACY]},   # lists the legacy versions too
 }
 
 # Text a hostile server could send to a terminal: set the title (OSC 0), write the clipboard
@@ -137,13 +149,24 @@ TOOLS: list[JSON] = [   # schemas chosen to exercise the CLI's argument typing; 
      "does": "elicit", "inputSchema": OBJECT},
     {"name": "visit", "description": "Asks the user to open a URL (URL elicitation).", "does": "elicit",
      "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}},
+    {"name": "ask", "description": "Asks which city (a plain form elicitation).", "does": "elicit",
+     "question": {"mode": "form", "message": "Which city?", "requestedSchema": {
+         "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+     "inputSchema": OBJECT},
 ] + [{"name": n, "description": f"fake tool {n}", "does": n,
       "inputSchema": {"type": "object", "properties": {}},
       "x-untouched": {"n": n, "nested": [1, {"k": None}]}}
      for n in ("echo", "sleep", "big", "noisy", "stderr_flood", "add_tool", "server_request", "elicit_many",
                "hostile", "batch", "spawn", "leader_exit", "env", "cwd", "pid", "result_type",
                "log", "argv")]
-BEHAVIOUR_KEYS = {"does", "text", "message", "size", "seconds", "accept"}   # not in tools/list
+BEHAVIOUR_KEYS = {"does", "text", "message", "size", "seconds", "result", "question", "accept"}   # not listed
+# Two plain tools, for tests that count or lint what is listed.
+PLAIN_TOOLS: list[JSON] = [
+    {"name": "echo", "description": "Echoes its arguments.", "does": "arguments",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    {"name": "slow", "description": "Answers after some seconds.", "does": "sleep",
+     "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
+]
 RESOURCES: list[JSON] = [
     {"uri": "fake://text", "name": "text", "description": "a text resource", "mimeType": "text/plain"},
     {"uri": "fake://blob", "name": "blob", "description": "a binary resource",
@@ -181,8 +204,8 @@ class Server:
         self.write_lock = threading.Lock()
         self.record_lock = threading.RLock()   # reentrant: the SIGTERM handler records too
         self.era: str | None = None      # "pin": the era the first message fixed
-        self.initialized = self.saw_discover = False
-        self.rejects = self.list_calls = self.answered = self.pair_waiting = 0
+        self.initialized = self.saw_discover = self.ended = False
+        self.rejects = self.list_calls = self.answered = self.pair_waiting = self.written = 0
         self.pair_event = threading.Event()
         self.responses: JSON = {}        # our requests' answers, by JSON of their id
         self.cancelled: dict[Any, threading.Event] = {}
@@ -200,6 +223,9 @@ class Server:
     def write_raw(self, data: bytes, note: Any = None) -> None:
         """Write bytes (one or more lines) to stdout as they are; ``note`` is what is recorded."""
         with self.write_lock:
+            if self.ended or self.cfg.get("hang_after") is not None and self.written >= self.cfg["hang_after"]:
+                return
+            self.written += 1
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
         if note is None and len(data) < MIB:
@@ -226,6 +252,10 @@ class Server:
         value = self.cfg.get("instructions", f"{era} instructions {NASTY}")
         return {} if value is None else {"instructions": value}
 
+    def capabilities(self, era: str) -> JSON:
+        default = {"tools": {"listChanged": True}, "resources": {}, "prompts": {}}
+        return self.cfg.get("capabilities", {**default, "logging": {}} if era == "legacy" else default)
+
     def leak(self) -> str:
         """What a careless server repeats: its ``say`` text and its ``echo_env`` values."""
         names = filter(None, self.cfg.get("echo_env", "").split(","))
@@ -242,9 +272,8 @@ class Server:
             os._exit(1)
         time.sleep(float(self.cfg.get("discover_delay", 0)))
         result = {"supportedVersions": self.supported(),
-                  "capabilities": {"tools": {"listChanged": True}, "resources": {}, "prompts": {}},
-                  **self.instructions("modern"), "_meta": {META_SERVER_INFO: self.info},
-                  "ttlMs": 60000, "cacheScope": "public"}
+                  "capabilities": self.capabilities("modern"), **self.instructions("modern"),
+                  "_meta": {META_SERVER_INFO: self.info}, "ttlMs": 60000, "cacheScope": "public"}
         if how == "result":
             return self.reply(rid, result, True)
         if how == "empty":
@@ -277,7 +306,7 @@ class Server:
             self.send({"jsonrpc": "2.0", "id": float(rid) if isinstance(rid, int) else 1.0, "result": bad})
         self.send({"jsonrpc": "2.0", "id": rid, "result": {
             "protocolVersion": version, "serverInfo": self.info, **self.instructions("legacy"),
-            "capabilities": {"tools": {"listChanged": True}, "resources": {}, "prompts": {}, "logging": {}}}})
+            "capabilities": self.capabilities("legacy")}})
 
     def pinned_refusal(self, msg: JSON) -> bool:
         """``pin``: the connection's first request fixes its era; answer a request of the
@@ -299,6 +328,13 @@ class Server:
 
     # -- requests ----------------------------------------------------------------------------------
     def handle_request(self, msg: JSON) -> None:
+        self.answer(msg)
+        if msg["method"] == self.cfg.get("end_output_after"):
+            with self.write_lock:
+                self.ended = True
+                os.close(1)
+
+    def answer(self, msg: JSON) -> None:
         rid, method = msg["id"], msg["method"]
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
         if method == "server/discover":
@@ -320,6 +356,13 @@ class Server:
         if method in LIST_KEYS:
             return self.list(rid, method, params, modern)
         if method == "tools/call":
+            for n in range(int(self.cfg.get("flood", 0))):
+                self.send({"jsonrpc": "2.0", "id": f"ping-{n}", "method": "ping"})
+            if "raw_line" in self.cfg:
+                return self.write_raw(self.cfg["raw_line"].replace("{id}", json.dumps(rid)).encode() + b"\n")
+        if method in ("tools/call", "resources/read", "prompts/get") and "raw_result" in self.cfg:
+            return self.send({"jsonrpc": "2.0", "id": rid, "result": self.cfg["raw_result"]})
+        if method == "tools/call":
             return self.call_tool(rid, params, modern)
         if method == "resources/read":
             return self.read(rid, params.get("uri"), modern)
@@ -340,8 +383,11 @@ class Server:
         if self.cfg.get("endless"):  # always one more page, forever
             page = [{"name": f"endless{self.list_calls}"}]
             return self.reply(rid, {key: page, "nextCursor": "again", **extra}, modern)
-        items = {"tools": self.listed_tools, "resources": lambda: RESOURCES,
-                 "resourceTemplates": lambda: TEMPLATES, "prompts": lambda: PROMPTS}[key]()
+        if key == "tools" and "raw_tools" in self.cfg:
+            return self.reply(rid, {key: self.cfg["raw_tools"], **extra}, modern)
+        items = {"tools": self.listed_tools, "resources": lambda: self.cfg.get("resources", RESOURCES),
+                 "resourceTemplates": lambda: self.cfg.get("templates", TEMPLATES),
+                 "prompts": lambda: self.cfg.get("prompts", PROMPTS)}[key]()
         pages = max(1, int(self.cfg.get("pages", 1)))
         empty_cursor = self.cfg.get("empty_cursor", True)
         # cursors: None -> page 0, then "" (a valid cursor), then "p2", "p3", ...
@@ -396,7 +442,8 @@ class Server:
         return text(json.dumps({"tool": tool["name"], "arguments": args}))
 
     def tool_echo(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
-        return text(str(args.get("text", "")), structuredContent={"args": args})
+        """``text`` back; the arguments and the request's ``_meta`` in structuredContent."""
+        return text(str(args.get("text", "")), structuredContent={"args": args, "meta": params.get("_meta") or {}})
 
     def tool_arguments(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON | None:
         """The arguments as JSON; ``accept`` {name: "integer"|"string"}: another type is
@@ -408,6 +455,9 @@ class Server:
 
     def tool_text(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
         return text(tool["text"])
+
+    def tool_result(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
+        return tool["result"]
 
     def tool_error(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
         return text(tool.get("text", "the tool failed on purpose"), isError=True)
@@ -422,30 +472,38 @@ class Server:
 
     def tool_slow(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON | None:
         """Works ``seconds`` (60) with a child process in our process group (like npx's
-        children), unless cancelled; a cancelled request gets no answer."""
+        children), unless cancelled, then answers ``text``; a cancelled request gets no answer."""
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
         self.record({"_child": child.pid})
         cancelled = self.cancelled[rid].wait(float(args.get("seconds", tool.get("seconds", 60))))
         child.kill()
         child.wait()
-        return None if cancelled else text("slow done")
+        return None if cancelled else text(str(args.get("text", "slow done")))
 
     def tool_elicit(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
-        """book / visit: a form or URL question. Legacy: an elicitation/create request, the
-        client's answer awaited; 2026-07-28: input_required, then the retry's inputResponses."""
-        question = ({"message": "Book a table \x1b[1mnow", "requestedSchema": FORM} if tool["name"] == "book"
-                    else {"mode": "url", "message": "Sign in", "url": args.get("url")})
+        """book / visit (or any tool with a ``question``): a form or URL question. Legacy: an
+        elicitation/create request (id "ask-<rid>"), the client's answer awaited unless the call
+        is cancelled; 2026-07-28: input_required (question "q", requestState "s1"), then the
+        retry's inputResponses. The answer's result comes back as JSON text; structuredContent
+        has the whole answer (legacy) or the inputResponses and requestState."""
+        question = tool.get("question") or (
+            {"message": "Book a table \x1b[1mnow", "requestedSchema": FORM} if tool["name"] == "book"
+            else {"mode": "url", "message": "Sign in", "url": args.get("url")})
         if is_modern_request(params):
             if "inputResponses" in params:
-                return text(json.dumps(params["inputResponses"].get("q"), sort_keys=True))
-            return {"resultType": "input_required",
+                answers = params["inputResponses"]
+                return text(json.dumps(answers.get("q"), sort_keys=True),
+                            structuredContent={"answers": answers, "state": params.get("requestState")})
+            return {"resultType": "input_required", "requestState": "s1",
                     "inputRequests": {"q": {"method": "elicitation/create", "params": question}}}
-        key = json.dumps(f"e{rid}")
-        self.send({"jsonrpc": "2.0", "id": f"e{rid}", "method": "elicitation/create", "params": question})
+        asked = f"ask-{rid}"
+        self.send({"jsonrpc": "2.0", "id": asked, "method": "elicitation/create", "params": question})
         deadline = time.monotonic() + 120
-        while key not in self.responses and time.monotonic() < deadline:
+        while json.dumps(asked) not in self.responses and not self.cancelled[rid].is_set() \
+                and time.monotonic() < deadline:
             time.sleep(0.02)
-        return text(json.dumps(self.responses.pop(key, {}).get("result"), sort_keys=True))
+        answer = self.responses.pop(json.dumps(asked), {})
+        return text(json.dumps(answer.get("result"), sort_keys=True), structuredContent={"answer": answer})
 
     def tool_progress(self, rid: Any, tool: JSON, args: JSON, params: JSON) -> JSON:
         steps, delay = int(args.get("steps", 2)), float(args.get("delay", args.get("pause", 0.0)))
@@ -643,6 +701,9 @@ class Server:
             self.handle_request(msg)
 
     def serve(self) -> None:
+        if self.cfg.get("require") and not os.path.exists(self.cfg["require"]):
+            sys.stderr.write(f"cannot start: {self.cfg['require']} is missing\n")
+            sys.exit(4)
         self.record({"_start": os.getpid(), "pgid": os.getpgid(0), "argv": sys.argv[1:], "cwd": os.getcwd()})
         if self.cfg.get("ignore_sigterm"):   # lives until SIGKILL, so it reads what was sent before
             signal.signal(signal.SIGTERM, lambda *_: self.record({"_signal": "SIGTERM"}))

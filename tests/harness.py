@@ -182,14 +182,12 @@ def group_alive(pgid: int) -> bool:
     return bool(group_members(pgid))
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 20.0) -> bool:
-    """Poll ``predicate`` until it is true or ``timeout`` passes; whether it became true."""
+def wait_until(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
+    """Poll ``predicate`` until it is truthy or ``timeout`` passes: its last value."""
     deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return bool(predicate())
+    while not (value := predicate()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return True
+    return value
 
 
 def wait_gone(pids: list[int], pgid: int | None = None, timeout: float = 10.0) -> list[int]:
@@ -212,6 +210,7 @@ class FakeServer:
     in one directory share a recording."""
 
     _numbers = itertools.count(1)
+    made: list[FakeServer] = []   # since the last kill_leftovers(): this test's fakes
 
     def __init__(self, directory: Path, *args: str, label: str = "fake", **options: Any) -> None:
         mode = args[0] if args and not args[0].startswith("-") else "modern"
@@ -220,6 +219,18 @@ class FakeServer:
         self.cfg_path = directory / f"{label}-config-{next(self._numbers)}.json"
         self.argv = [sys.executable, str(FAKE_SERVER), "--config", str(self.cfg_path), *flags]
         self.configure(mode, **options)
+        FakeServer.made.append(self)
+
+    @classmethod
+    def kill_leftovers(cls) -> None:
+        """Kill every process of the fakes made since the last call that still runs (what a
+        failed test left behind; after its assertions, so a process left is still a failure)."""
+        for server in cls.made:
+            for pid in server.pids():
+                if alive(pid):
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+        cls.made.clear()
 
     def configure(self, mode: str = "modern", **options: Any) -> None:
         """(Re)write the configuration; the next process started reads it and records to a
@@ -247,10 +258,11 @@ class FakeServer:
     # What it recorded -----------------------------------------------------------------------
     @staticmethod
     def lines(path: Path) -> list[dict]:
-        """The JSON lines of a recording (none if it does not exist yet)."""
+        """The JSON lines of a recording (none if it does not exist yet); a last line still
+        being written is left for the next look."""
         if not path.exists():
             return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n")[:-1] if line.strip()]
 
     def entries(self) -> list[dict]:
         """Everything recorded: messages and the ``_start``/``_child``/``_signal`` markers."""

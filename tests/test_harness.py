@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import mcpmini
-from harness import ROOT, deadline, run
+from harness import ROOT, FakeServer, alive, deadline, run, wait_until
 
 HOSTILE = {"MCPMINI_CONFIG": "/nonexistent/mcp.json", "MCPMINI_MODEL": "from-the-machine",
            "OPENAI_API_KEY": "sk-from-the-machine", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
@@ -73,3 +73,28 @@ def test_fake_server_flags_win_over_its_config_and_configure_keeps_the_command_l
     f.configure("modern-only", name="ignored: the flag wins")   # initialize: -32601
     assert run(connect()) == (mcpmini.MODERN_VERSION, "from-a-flag") and f.argv == argv
     assert f.methods()[:2] == ["initialize", "server/discover"]  # the era remembered, then probed
+
+
+@pytest.fixture
+def run_timeout() -> float:
+    """This module's default deadline of the ``run`` fixture (as tests/interop sets its own)."""
+    return 0.2
+
+
+def test_the_run_fixture_takes_the_folders_default_deadline(run):
+    with pytest.raises(asyncio.TimeoutError):
+        run(asyncio.sleep(5))   # under the shared default of 30 s it would end in time
+    assert run(asyncio.sleep(0.3, "given"), timeout=5) == "given"   # a deadline of its own wins
+
+
+def test_a_fake_left_running_is_killed_after_its_test(fake):
+    f = fake("modern", "--stubborn")   # deaf to SIGTERM and to the end of its input
+    server = subprocess.Popen(f.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    try:
+        assert wait_until(f.started) and alive(server.pid)
+        assert f in FakeServer.made
+        FakeServer.kill_leftovers()   # what the isolation fixture does after every test
+        assert server.wait(10) == -9 and FakeServer.made == []
+    finally:
+        server.kill()
+        server.wait()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
-from pathlib import Path
 
 from agent_fakes import ScriptedModel, answer
 import mcpmini
@@ -34,13 +32,12 @@ def test_hidden_characters_are_removed_from_what_the_model_sees(tmp_path, caplog
     assert len(warnings) == 1 and "fake: removed invisible characters from tool(s) add" in warnings[0]
 
 
-def test_a_changed_tool_list_is_reported_before_the_model_sees_it(tmp_path):
-    config = tmp_path / "server.json"
-    hostile = Path(__file__).resolve().parents[1] / "core" / "hostile_server.py"
+def test_a_changed_tool_list_is_reported_before_the_model_sees_it(fake):
+    server = fake()
 
     def ask(tools):   # the same command line each time; the server reads its tools anew
-        config.write_text(json.dumps({"tools": tools}))
-        client = mcpmini.Client([sys.executable, str(hostile), f"@{config}"], name="fake")
+        server.configure(tools=tools)
+        client = server.client(name="fake")
         events = []
         with ScriptedModel([answer("ok")]) as model:
             run(mcpmini.run_agent("q", [client], model="m", base_url=model.base_url,

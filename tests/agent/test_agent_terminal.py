@@ -11,7 +11,7 @@ import pytest
 
 from agent_fakes import ScriptedModel, answer, calls, chunk, sse
 from agent_harness import ECHO_SCHEMA, fake_entry, tool_calls_received, write_config
-from tests.terminal.terminal_harness import Screen
+from terminal_harness import Screen
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
 LONG = "x" * 1200

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from auth_fakes import AuthWorld
-from tests.terminal.terminal_harness import Screen
+from terminal_harness import Screen
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
 

@@ -21,16 +21,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HOSTILE = ROOT / "tests" / "core" / "hostile_server.py"
+FAKE = ROOT / "tests" / "fake_server.py"
 
 
 def run_once(count: int, folder: Path, *, term_after: float | None = None) -> tuple[float, float, int]:
     """(seconds to the end, seconds from SIGTERM to the end or 0, exit status); max RSS is read
     by the caller from the children's rusage."""
     config = folder / f"flood-{count}.json"
-    config.write_text(json.dumps({"era": "legacy", "flood": count, "call": {"content": []},
+    config.write_text(json.dumps({"mode": "legacy", "flood": count, "raw_result": {"content": []},
                                   "tools": [{"name": "t", "inputSchema": {}}]}))
-    server = f"{sys.executable} {HOSTILE} @{config}"
+    server = f"{sys.executable} {FAKE} --config {config}"
     env = {**os.environ, "XDG_CACHE_HOME": str(folder / "cache"), "XDG_STATE_HOME": str(folder / "state")}
     started = time.monotonic()
     proc = subprocess.Popen([sys.executable, str(ROOT / "mcpmini.py"), "--timeout", "120", "call", server, "t"],

@@ -1,10 +1,9 @@
 """Helpers of the bridge tests: a raw JSON-RPC driver for `python3 mcpmini.py bridge ...` (a
-subprocess in its own process group) and the recordings of bridge_upstream.py."""
+subprocess in its own process group) and for `bridge --listen` over HTTP."""
 from __future__ import annotations
 
 import contextlib
 import http.client
-import itertools
 import json
 import os
 import queue
@@ -15,22 +14,16 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-MCPMINI = str(ROOT / "mcpmini.py")
-UPSTREAM = str(HERE / "bridge_upstream.py")
-WEATHER = str(ROOT / "examples" / "weather_server.py")
-WEATHER_HTTP = str(ROOT / "examples" / "weather_http_server.py")
+from harness import MCPMINI, FakeServer, wait_until
+
 MODERN = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 META_INFO = "io.modelcontextprotocol/clientInfo"
 WAIT = 15.0   # seconds for any one answer
-_numbers = itertools.count(1)
 
 
 def modern_meta(**extra: Any) -> dict:
@@ -39,58 +32,14 @@ def modern_meta(**extra: Any) -> dict:
             META_INFO: {"name": "raw-modern", "version": "7"}, **extra}
 
 
-def upstream_argv(tmp: Path, era: str = "both", **cfg: Any) -> tuple[list[str], Path]:
-    """argv of bridge_upstream.py speaking ``era`` (StdioBridge quotes it into one SERVER
-    argument) and the file it records into."""
-    record = tmp / f"upstream-{era}-{next(_numbers)}.jsonl"
-    return [sys.executable, UPSTREAM, json.dumps({"era": era, "record": str(record), **cfg})], record
-
-
-def recorded(path: Path) -> list[dict]:
-    """What the upstream received (the start markers included); a line still being written is
-    left for the next look."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().split("\n")[:-1] if line.strip()]
-
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
-
-
-def group(pgid: int) -> list[int]:
-    """The live members of process group ``pgid``."""
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            found.append(int(entry))
-    return found
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float = WAIT) -> Any:
-    """Poll ``predicate`` until it is truthy (its value) or ``timeout`` passes (its last value)."""
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return value
-
-
 class StdioBridge:
     """``python3 mcpmini.py bridge [OPTIONS] SERVER`` with pipes: ``send`` a message, ``next``
-    / ``reply`` read what it writes on stdout (every line must be JSON-RPC), ``stderr`` so far."""
+    / ``reply`` read what it writes on stdout (every line must be JSON-RPC), ``stderr`` so far.
+    SERVER: a fake, an argv list, or a command line or URL as it is."""
 
-    def __init__(self, server: list[str] | str, *options: str) -> None:
-        argv = [sys.executable, MCPMINI, "bridge", *options,
+    def __init__(self, server: FakeServer | list[str] | str, *options: str) -> None:
+        server = server.argv if isinstance(server, FakeServer) else server
+        argv = [sys.executable, str(MCPMINI), "bridge", *options,
                 server if isinstance(server, str) else shlex.join(server)]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      start_new_session=True)
@@ -167,7 +116,7 @@ class StdioBridge:
 
     def endpoint(self) -> tuple[str, str | None]:
         """``--listen``: the URL and the bearer token (None with --no-auth) announced on stderr."""
-        line = wait_until(lambda: next((x for x in self.stderr.splitlines() if " bridge on " in x), None))
+        line = wait_until(lambda: next((x for x in self.stderr.splitlines() if " bridge on " in x), None), WAIT)
         assert line, f"the bridge announced no endpoint; stderr:\n{self.stderr}"
         found = re.search(r"(http://\S+/mcp)(?:.*Bearer (\S+))?", line)
         assert found, line

@@ -7,27 +7,28 @@ import http.client
 import json
 import socket
 import time
-from pathlib import Path
 from typing import Callable
 from urllib.parse import urlsplit
 
 import pytest
 
 import mcpmini
-from bridge_helpers import (MODERN, StdioBridge, events, exchange, group, modern_meta, recorded, upstream_argv,
-                            wait_until)
+from bridge_helpers import MODERN, StdioBridge, events, exchange, modern_meta
+from harness import FakeServer, group_members as group, wait_until
 
 Bridge = Callable[..., StdioBridge]
+Upstream = Callable[..., FakeServer]
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "http", "version": "1"}}}
 MODERN_HEADERS = {"MCP-Protocol-Version": MODERN}
 
 
-def listen(bridge: Bridge, tmp_path: Path, *options: str, era: str = "both") -> tuple[str, str | None, Path]:
-    """A `--listen` bridge on a free port: its URL, its token and the upstream's record."""
-    server, record = upstream_argv(tmp_path, era)
+def listen(bridge: Bridge, upstream: Upstream, *options: str,
+           era: str = "both") -> tuple[str, str | None, FakeServer]:
+    """A `--listen` bridge on a free port: its URL, its token and the upstream."""
+    server = upstream(era)
     url, token = bridge(server, "--listen", "127.0.0.1:0", *options).endpoint()
-    return url, token, record
+    return url, token, server
 
 
 def legacy_session(url: str, token: str | None) -> dict[str, str]:
@@ -45,33 +46,34 @@ def modern(rid: object, method: str, _meta: dict | None = None, **params: object
     return {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": modern_meta(**(_meta or {}))}}
 
 
-def test_a_bearer_token_is_required(bridge: Bridge, tmp_path: Path) -> None:
-    url, token, record = listen(bridge, tmp_path)
+def test_a_bearer_token_is_required(bridge: Bridge, upstream: Upstream) -> None:
+    url, token, server = listen(bridge, upstream)
     assert token and len(token) >= 32
     status, headers, _ = exchange(url, INIT)
     assert (status, headers["www-authenticate"]) == (401, "Bearer")
-    assert exchange(url, INIT, token=token[:-1] + "x")[0] == 401
-    assert not record.exists()   # nothing refused reached the server
+    wrong = token[:-1] + ("y" if token.endswith("x") else "x")   # one character off, never the token
+    assert exchange(url, INIT, token=wrong)[0] == 401
+    assert not server.record.exists()   # nothing refused reached the server
     assert exchange(url, INIT, token=token)[0] == 200
-    chosen, _, _ = listen(bridge, tmp_path, "--token", "my-own-token-123")
+    chosen, _, _ = listen(bridge, upstream, "--token", "my-own-token-123")
     assert exchange(chosen, INIT, token="my-own-token-123")[0] == 200
-    open_url, no_token, _ = listen(bridge, tmp_path, "--no-auth")
+    open_url, no_token, _ = listen(bridge, upstream, "--no-auth")
     assert no_token is None and exchange(open_url, INIT)[0] == 200
 
 
-def test_host_and_origin_must_name_the_listener(bridge: Bridge, tmp_path: Path) -> None:
-    url, token, record = listen(bridge, tmp_path)
+def test_host_and_origin_must_name_the_listener(bridge: Bridge, upstream: Upstream) -> None:
+    url, token, server = listen(bridge, upstream)
     port = urlsplit(url).port
     for bad in ({"Host": "evil.example"}, {"Host": f"attacker.example:{port}"},
                 {"Origin": "http://evil.example"}, {"Origin": f"http://rebind.example:{port}"}):
         assert exchange(url, INIT, token=token, headers=bad)[0] == 403, bad
-    assert not record.exists()
+    assert not server.record.exists()
     assert exchange(url, INIT, token=token, headers={"Host": f"localhost:{port}",
                                                      "Origin": f"http://localhost:{port}"})[0] == 200
 
 
-def test_oversized_bodies_are_refused_unread(bridge: Bridge, tmp_path: Path) -> None:
-    url, token, record = listen(bridge, tmp_path)
+def test_oversized_bodies_are_refused_unread(bridge: Bridge, upstream: Upstream) -> None:
+    url, token, server = listen(bridge, upstream)
     parts = urlsplit(url)
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
         sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: {parts.netloc}\r\nAuthorization: Bearer {token}\r\n"
@@ -79,18 +81,18 @@ def test_oversized_bodies_are_refused_unread(bridge: Bridge, tmp_path: Path) -> 
                      .encode() + b"{" * 1024)
         assert sock.recv(1024) == b""   # closed before the body was read
     assert exchange(url, INIT, token=token)[0] == 200   # the listener still serves
-    assert [m.get("method") for m in recorded(record) if "_start" not in m][-1] != "tools/call"
+    assert server.methods()[-1] != "tools/call"
 
 
-def test_unreadable_bodies_get_400(bridge: Bridge, tmp_path: Path) -> None:
-    url, token, _ = listen(bridge, tmp_path)
+def test_unreadable_bodies_get_400(bridge: Bridge, upstream: Upstream) -> None:
+    url, token, _ = listen(bridge, upstream)
     for body in (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"', b"[]", b"not JSON", b'{"id": null}'):
         assert exchange(url, body, token=token)[0] == 400, body
     assert exchange(url, INIT, token=token)[0] == 200
 
 
-def test_legacy_sessions(bridge: Bridge, tmp_path: Path) -> None:
-    url, token, _ = listen(bridge, tmp_path)
+def test_legacy_sessions(bridge: Bridge, upstream: Upstream) -> None:
+    url, token, _ = listen(bridge, upstream)
     session = legacy_session(url, token)
     tools = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
     assert exchange(url, tools, token=token)[0] == 400                                  # no session
@@ -105,8 +107,8 @@ def test_legacy_sessions(bridge: Bridge, tmp_path: Path) -> None:
     assert exchange(url.replace("/mcp", "/other"), tools, token=token)[0] == 404
 
 
-def test_modern_requests_need_no_session(bridge: Bridge, tmp_path: Path) -> None:
-    url, token, record = listen(bridge, tmp_path, era="legacy")
+def test_modern_requests_need_no_session(bridge: Bridge, upstream: Upstream) -> None:
+    url, token, server = listen(bridge, upstream, era="legacy")
     status, headers, body = exchange(url, modern(1, "server/discover"), token=token, headers=MODERN_HEADERS)
     found = json.loads(body)["result"]
     assert status == 200 and "mcp-session-id" not in headers
@@ -114,13 +116,13 @@ def test_modern_requests_need_no_session(bridge: Bridge, tmp_path: Path) -> None
     called = json.loads(exchange(url, modern(2, "tools/call", name="echo", arguments={"x": 1}), token=token,
                                  headers=MODERN_HEADERS)[2])["result"]
     assert called["resultType"] == "complete" and called["structuredContent"]["args"] == {"x": 1}
-    init = next(m for m in recorded(record) if m.get("method") == "initialize")
+    [init] = server.requests("initialize")
     assert init["params"]["clientInfo"] == {"name": "raw-modern", "version": "7"}
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_progress_comes_as_sse_before_the_result(bridge: Bridge, tmp_path: Path, era: str) -> None:
-    url, token, _ = listen(bridge, tmp_path)
+def test_progress_comes_as_sse_before_the_result(bridge: Bridge, upstream: Upstream, era: str) -> None:
+    url, token, _ = listen(bridge, upstream)
     if era == "legacy":
         headers = legacy_session(url, token)
         request = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
@@ -132,12 +134,12 @@ def test_progress_comes_as_sse_before_the_result(bridge: Bridge, tmp_path: Path,
     assert status == 200 and sent["content-type"] == "text/event-stream"
     messages = events(body)
     assert [(m["params"]["progressToken"], m["params"]["progress"]) for m in messages[:2]] == [("tk", 1), ("tk", 2)]
-    assert messages[2]["id"] == 7 and messages[2]["result"]["content"][0]["text"] == "progressed"
+    assert messages[2]["id"] == 7 and messages[2]["result"]["content"][0]["text"] == "done after 2 steps"
     assert ("resultType" in messages[2]["result"]) == (era == "modern")
 
 
-def test_a_server_request_travels_on_the_reply_stream(bridge: Bridge, tmp_path: Path) -> None:
-    url, token, _ = listen(bridge, tmp_path, era="legacy")
+def test_a_server_request_travels_on_the_reply_stream(bridge: Bridge, upstream: Upstream) -> None:
+    url, token, _ = listen(bridge, upstream, era="legacy")
     session = legacy_session(url, token)
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=15)
@@ -156,16 +158,16 @@ def test_a_server_request_travels_on_the_reply_stream(bridge: Bridge, tmp_path: 
     conn.close()
 
 
-def test_hanging_up_cancels_the_upstream_call(bridge: Bridge, tmp_path: Path) -> None:
-    url, token, record = listen(bridge, tmp_path, era="modern")
+def test_hanging_up_cancels_the_upstream_call(bridge: Bridge, upstream: Upstream) -> None:
+    url, token, server = listen(bridge, upstream, era="modern")
     parts = urlsplit(url)
     body = json.dumps(modern(4, "tools/call", name="slow", arguments={"seconds": 20})).encode()
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
         sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: {parts.netloc}\r\nAuthorization: Bearer {token}\r\n"
                      f"Content-Type: application/json\r\nMCP-Protocol-Version: {MODERN}\r\n"
                      f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        call = wait_until(lambda: [m for m in recorded(record) if m.get("method") == "tools/call"])
-    cancels = wait_until(lambda: [m for m in recorded(record) if m.get("method") == "notifications/cancelled"])
+        call = wait_until(server.calls)
+    cancels = wait_until(server.cancels)
     assert [c["params"]["requestId"] for c in cancels] == [call[0]["id"]]
 
 
@@ -176,11 +178,11 @@ def test_listen_refuses_what_is_not_loopback(capsys: pytest.CaptureFixture[str])
     assert "is not [HOST:]PORT" in capsys.readouterr().err
 
 
-def test_sigterm_ends_the_listener_and_its_upstream(bridge: Bridge, tmp_path: Path) -> None:
-    server, record = upstream_argv(tmp_path, "legacy")
+def test_sigterm_ends_the_listener_and_its_upstream(bridge: Bridge, upstream: Upstream) -> None:
+    server = upstream("legacy")
     b = bridge(server, "--listen", "0", "--no-auth", "--eager")
     url, _ = b.endpoint()
-    start = wait_until(lambda: next((m for m in recorded(record) if "_start" in m), None))
+    start = wait_until(lambda: next(iter(server.starts()), None))
     b.proc.terminate()
     began = time.monotonic()
     assert b.proc.wait(10) == 143   # SIGTERM (issue 18)

@@ -13,19 +13,13 @@ from fake_server import TOOLS
 from harness import FakeServer
 
 
-def last_messages(server: FakeServer) -> list[dict]:
-    """The messages the server's most recent process received."""
-    entries = server.entries()
-    start = max(i for i, e in enumerate(entries) if "_start" in e)
-    return [e for e in entries[start + 1:] if not any(k.startswith("_") for k in e)]
-
-
 def last_run(server: FakeServer) -> list[str]:
-    return [m.get("method", "<response>") for m in last_messages(server)]
+    """The methods the server's most recent process received."""
+    return [m.get("method", "<response>") for m in server.processes()[-1]]
 
 
 def last_calls(server: FakeServer) -> list[dict]:
-    return [m["params"]["arguments"] for m in last_messages(server) if m.get("method") == "tools/call"]
+    return [m["params"]["arguments"] for m in server.processes()[-1] if m.get("method") == "tools/call"]
 
 
 def tweak(server: FakeServer, days: str = "integer", accept: str | None = None,

@@ -5,29 +5,27 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from harness import MCPMINI, ROOT
-
 import mcpmini
+from harness import FAKE_SERVER
 
 DIALECTS = Path(__file__).resolve().parent / "dialects"
-FAKE = ROOT / "tests" / "fake_server.py"
 TOML = sys.version_info >= (3, 11)
 
 
 def place(fixture: str, dest: Path, project: Path | None = None) -> Path:
     """Copy a fixture to ``dest`` with the fake server (and project folder) filled in."""
     text = (DIALECTS / fixture).read_text(encoding="utf-8")
-    for token, value in (("__PYTHON__", sys.executable), ("__FAKE__", str(FAKE)),
+    for token, value in (("__PYTHON__", sys.executable), ("__FAKE__", str(FAKE_SERVER)),
                          ("__PROJECT__", str(project or dest.parent))):
         text = text.replace(token, json.dumps(value)[1:-1])
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -95,64 +93,42 @@ def test_vscode_jsonc_inputs_without_a_terminal_name_the_input(cli, work, monkey
     assert rows(cli, "--config", cfg, "servers")["vscode-remote"]["transport"] == "http"
 
 
-def on_a_terminal(work: Path, tmp_path: Path) -> tuple[subprocess.Popen, int, int]:
-    """``mcpmini call vscode whoami`` with the VS Code fixture, its controlling terminal a pty."""
-    import fcntl
-    import pty
-    import termios
+def on_a_terminal(work: Path) -> Any:
+    """``mcpmini call vscode whoami`` with the VS Code fixture, its controlling terminal a pty
+    (a ``terminal_harness.Screen``; its stdout and stderr are pipes)."""
+    from terminal_harness import Screen   # POSIX only
     cfg = place("vscode.mcp.json", work / ".vscode" / "mcp.json")
-    master, slave = pty.openpty()
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "CLI_DIALECT_ENV": "e"}
-    proc = subprocess.Popen([sys.executable, str(MCPMINI), "--config", str(cfg), "call", "vscode", "whoami"],
-                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work, env=env,
-                            start_new_session=True,   # then the pty becomes its controlling terminal
-                            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
-    return proc, master, slave
+    return Screen("--config", cfg, "call", "vscode", "whoami", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                  env={"CLI_DIALECT_ENV": "e"})
 
 
 @pytest.mark.skipif(os.name != "posix", reason="pty")
-def test_vscode_inputs_are_asked_on_the_terminal_password_unechoed(work, tmp_path):
-    proc, master, slave = on_a_terminal(work, tmp_path)
-    seen = b""
-
-    def read_until(wanted: bytes, seconds: float = 30) -> None:
-        nonlocal seen
-        deadline = time.monotonic() + seconds
-        while wanted not in seen and time.monotonic() < deadline:
-            if select.select([master], [], [], 0.1)[0]:
-                seen += os.read(master, 4096)
+def test_vscode_inputs_are_asked_on_the_terminal_password_unechoed(work):
+    s = on_a_terminal(work)
     try:
-        for prompt, answer in ((b"Weather API Key: ", b"typed-secret-key\r"), (b"Region: ", b"eu-west\n")):
-            read_until(prompt)
-            assert prompt in seen, (seen, proc.poll())
-            os.write(master, answer)
-        out, err = proc.communicate(timeout=60)
-        read_until(b"never", 0.3)
+        for prompt, answer in (("Weather API Key: ", "typed-secret-key\r"), ("Region: ", "eu-west\n")):
+            s.expect(prompt)
+            s.type(answer)
+        out, err = s.proc.communicate(timeout=60)
+        time.sleep(0.3)   # the pump reads what is left
     finally:
-        proc.kill()
-        os.close(master)
-        os.close(slave)
-    assert proc.returncode == 0, err
+        s.close()
+    assert s.proc.returncode == 0, err
     assert json.loads(out)["env"] == {"CLI_KEY": "typed-secret-key", "CLI_REGION": "eu-west",
                                       "CLI_WS": str(work), "CLI_ENV": "e"}
-    assert b"typed-secret-key" not in seen and b"eu-west" in seen   # the password is not echoed
+    assert "typed-secret-key" not in s.text and "eu-west" in s.text   # the password is not echoed
 
 
 @pytest.mark.skipif(os.name != "posix", reason="pty")
-def test_ctrl_c_at_an_input_question_exits_130(work, tmp_path):
-    proc, master, slave = on_a_terminal(work, tmp_path)
-    seen, deadline = b"", time.monotonic() + 30
+def test_ctrl_c_at_an_input_question_exits_130(work):
+    s = on_a_terminal(work)
     try:
-        while b"Weather API Key: " not in seen and time.monotonic() < deadline:
-            if select.select([master], [], [], 0.1)[0]:
-                seen += os.read(master, 4096)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        s.expect("Weather API Key: ")
+        s.proc.send_signal(signal.SIGINT)
+        out, err = s.proc.communicate(timeout=20)
     finally:
-        proc.kill()
-        os.close(master)
-        os.close(slave)
-    assert proc.returncode == 130 and b"mcpmini: error: interrupted" in err and b"Traceback" not in err
+        s.close()
+    assert s.proc.returncode == 130 and b"mcpmini: error: interrupted" in err and b"Traceback" not in err
 
 
 def test_windsurf_server_url_and_disabled_entries(cli, work, monkeypatch):

@@ -5,6 +5,7 @@ TLS certificate problems), and no thread at all in the process that makes the re
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -245,15 +246,14 @@ def test_a_tls_failure_says_which_certificate_problem(pki, monkeypatch, which, t
 
 CLIENT = textwrap.dedent("""
     import asyncio, json, sys, threading
-    sys.path.insert(0, sys.argv[1])
     import mcpmini
     counts = []
     async def main():
-        async with mcpmini.Client(sys.argv[2], era_cache=False, timeout=5) as client:
+        async with mcpmini.Client(sys.argv[1], era_cache=False, timeout=5) as client:
             for i in range(5):
                 await client.call_tool("echo", {"text": str(i)})
                 counts.append(threading.active_count())
-        resp = await mcpmini._http_request("GET", sys.argv[2], timeout=0.2)
+        resp = await mcpmini._http_request("GET", sys.argv[1], timeout=0.2)
         try:
             await resp.read()
         except mcpmini.RequestTimeout:
@@ -275,7 +275,7 @@ def test_no_thread_is_started_for_requests_nor_left_after_them():
         return fake(request)
 
     with FakeHTTPServer(handler) as server:
-        proc = subprocess.run([sys.executable, "-c", CLIENT, str(ROOT), server.url()],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([sys.executable, "-c", CLIENT, server.url()], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)   # this mcpmini
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [1] * 7   # the main thread alone, throughout

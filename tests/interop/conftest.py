@@ -59,9 +59,9 @@ def test_deadline() -> None:
 
 
 @pytest.fixture
-def run() -> Callable[..., Any]:
-    """The bounded `run(coro, timeout=90)` helper."""
-    return functools.partial(harness.run, timeout=RUN_TIMEOUT)
+def run_timeout() -> float:
+    """The default deadline of one `run(coro)` here: 90 s."""
+    return RUN_TIMEOUT
 
 
 @pytest.fixture

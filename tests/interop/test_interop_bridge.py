@@ -1,31 +1,30 @@
 """`mcpmini bridge` driven by clients nobody here wrote (issue 19): the official Python SDK client
 (`mcp` 2.3.0, both eras: servers/sdk_bridge_client.py) and the MCP Inspector CLI, through the
 bridge over stdio to the example HTTP server (both eras), a Python SDK 1.x HTTP server, an
-HTTP+SSE server, an OAuth-protected server and tests/bridge's stdio server (progress,
+HTTP+SSE server, an OAuth-protected server and the fake stdio server (progress,
 cancellation, elicitation, both cross-era directions, a crash, the end); and the SDK's HTTP
 client through `bridge --listen` to a stdio server."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
 import mcpmini
+from auth_fakes import AuthWorld, follow
+from harness import FakeServer, run, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 MCPMINI_PY = str(ROOT / "mcpmini.py")
 SDK_DRIVER = str(Path(__file__).resolve().parent / "servers" / "sdk_bridge_client.py")
-UPSTREAM = str(ROOT / "tests" / "bridge" / "bridge_upstream.py")
 PROCESS_TIMEOUT = 90.0
 MODERN = "2026-07-28"
 SDK_MODES = ["legacy", "auto"]   # auto: the SDK probes server/discover, so the bridge answers 2026-07-28
@@ -75,9 +74,9 @@ def check_example(got: dict[str, dict], version: str) -> None:
 
 # -- the official Python SDK client over stdio --------------------------------------------------------
 @pytest.mark.parametrize("mode", SDK_MODES)
-@pytest.mark.parametrize("upstream", ["legacy", MODERN])
-def test_sdk_to_the_example_http_server(sdk_python: str, example_http: str, mode: str, upstream: str) -> None:
-    got = sdk(sdk_python, mode, through_bridge(example_http, "--protocol", upstream), WEATHER_STEPS)
+@pytest.mark.parametrize("server_era", ["legacy", MODERN])
+def test_sdk_to_the_example_http_server(sdk_python: str, example_http: str, mode: str, server_era: str) -> None:
+    got = sdk(sdk_python, mode, through_bridge(example_http, "--protocol", server_era), WEATHER_STEPS)
     check_example(got, "2025-11-25" if mode == "legacy" else MODERN)
 
 
@@ -100,48 +99,40 @@ def test_sdk_to_an_http_sse_server(sdk_python: str, http_peer, mode: str) -> Non
 
 
 @pytest.mark.parametrize("mode", SDK_MODES)
-@pytest.mark.parametrize("upstream", ["legacy", "modern"])
-def test_sdk_progress_elicitation_cancel_crash_and_end(sdk_python: str, tmp_path: Path, mode: str,
-                                                       upstream: str) -> None:
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_sdk_progress_elicitation_cancel_crash_and_end(sdk_python: str, upstream: Callable[..., FakeServer],
+                                                       mode: str, era: str) -> None:
     """Progress, a server's question (the same era, or translated both ways: input_required to
     elicitation/create and back), a cancellation the upstream sees, a crash mid-call answered with
     an error and a reconnect, then the end of the SDK client: no process left."""
-    record = tmp_path / "upstream.jsonl"
-    server = shlex.join([sys.executable, UPSTREAM, json.dumps({"era": upstream, "record": str(record)})])
-    got = sdk(sdk_python, mode, through_bridge(server), [
+    server = upstream(era)
+    got = sdk(sdk_python, mode, through_bridge(server.cmdline), [
         ["progress", "progress", {"steps": 2}], ["elicit", "ask", {}, {"city": "Rome"}],
-        ["cancel", "slow", {"seconds": 30}, 1.0], ["call", "crash", {"delay": 0.2}], ["tools"]])
+        ["cancel", "slow", {"seconds": 30}, 1.0], ["call", "crash", {"delay": 0.2, "code": 3}], ["tools"]])
     assert got["progress"]["progress"] == [1.0, 2.0]
     asked = got["elicit"]["structured"]
     answer = {"action": "accept", "content": {"city": "Rome"}}
     assert got["elicit"]["elicited"] == ["Which city?"]
-    assert (asked["answers"]["city"] if upstream == "modern" else asked["answer"]["result"]) == answer
+    assert (asked["answers"]["q"] if era == "modern" else asked["answer"]["result"]) == answer
     assert got["cancel"] == {"cancelled": True}
     assert "exited with status 3" in got["call"]["error"] and "crashing on purpose" in got["call"]["error"]
     assert "slow" in got["tools"]["names"]
-    marks = [json.loads(line) for line in record.read_text().splitlines()]
-    slow = next(m for m in marks if m.get("method") == "tools/call" and m["params"]["name"] == "slow")
-    cancels = [m["params"]["requestId"] for m in marks if m.get("method") == "notifications/cancelled"]
-    assert slow["id"] in cancels
-    starts = [m for m in marks if "_start" in m]
-    assert len(starts) == 2   # the crashed upstream, then the one the next request started
-    deadline = time.monotonic() + 5
-    while any(os.path.exists(f"/proc/{m['_start']}") for m in starts) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [m["_start"] for m in starts if os.path.exists(f"/proc/{m['_start']}")]
+    slow = next(m for m in server.calls() if m["params"]["name"] == "slow")
+    assert slow["id"] in [m["params"]["requestId"] for m in server.cancels()]
+    pids = [m["_start"] for m in server.starts()]
+    assert len(pids) == 2   # the crashed upstream, then the one the next request started
+    assert wait_until(lambda: not [p for p in pids if os.path.exists(f"/proc/{p}")], 5)   # reaped too
 
 
 # -- the MCP Inspector CLI over stdio -----------------------------------------------------------------
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-@pytest.mark.parametrize("upstream", ["legacy", MODERN])
-def test_inspector_cli_to_the_example_http_server(inspector_cli: list[str], example_http: str, tmp_path: Path,
-                                                  era: str, upstream: str) -> None:
-    env = {**os.environ, "HOME": str(tmp_path)}
-
+@pytest.mark.parametrize("server_era", ["legacy", MODERN])
+def test_inspector_cli_to_the_example_http_server(inspector_cli: list[str], example_http: str, era: str,
+                                                  server_era: str) -> None:
     def inspect(*options: str) -> dict:
         done = subprocess.run([*inspector_cli, "--format", "json", "--protocol-era", era, *options, "--",
-                               *bridge_argv(example_http, "--protocol", upstream)],
-                              capture_output=True, text=True, timeout=PROCESS_TIMEOUT, env=env,
+                               *bridge_argv(example_http, "--protocol", server_era)],
+                              capture_output=True, text=True, timeout=PROCESS_TIMEOUT,
                               stdin=subprocess.DEVNULL)
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)["result"]
@@ -156,24 +147,16 @@ def test_inspector_cli_to_the_example_http_server(inspector_cli: list[str], exam
 
 
 # -- an OAuth-protected server, after `mcpmini login` ---------------------------------------------------
-def test_sdk_to_an_oauth_server_after_login(sdk_python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(ROOT / "tests" / "auth"))
-    from auth_fakes import AuthWorld, follow   # tests/auth's resource + authorization server
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("HOME", str(tmp_path))
-    world = AuthWorld()
-    try:
-        done = subprocess.run([sdk_python, SDK_DRIVER, "legacy", json.dumps(through_bridge(world.url)), '[["tools"]]'],
-                              capture_output=True, text=True, timeout=PROCESS_TIMEOUT, stdin=subprocess.DEVNULL)
-        assert done.returncode != 0 and f"mcpmini login {world.url}" in done.stderr
-        asyncio.run(mcpmini.login(world.url, open_browser=follow, callback_port=0))
-        (token,) = world.tokens
-        for mode in SDK_MODES:
-            got = sdk(sdk_python, mode, through_bridge(world.url), [["tools"], ["call", "echo", {}]])
-            assert got["tools"]["names"] == ["echo"] and got["call"]["text"] == ["ok"]
-        assert {info["authorization"] for _, path, info in world.log if path == "/mcp"} >= {f"Bearer {token}"}
-    finally:
-        world.close()
+def test_sdk_to_an_oauth_server_after_login(sdk_python: str, world: AuthWorld) -> None:
+    done = subprocess.run([sdk_python, SDK_DRIVER, "legacy", json.dumps(through_bridge(world.url)), '[["tools"]]'],
+                          capture_output=True, text=True, timeout=PROCESS_TIMEOUT, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0 and f"mcpmini login {world.url}" in done.stderr
+    run(mcpmini.login(world.url, open_browser=follow, callback_port=0))
+    (token,) = world.tokens
+    for mode in SDK_MODES:
+        got = sdk(sdk_python, mode, through_bridge(world.url), [["tools"], ["call", "echo", {}]])
+        assert got["tools"]["names"] == ["echo"] and got["call"]["text"] == ["ok"]
+    assert {info["authorization"] for _, path, info in world.log if path == "/mcp"} >= {f"Bearer {token}"}
 
 
 # -- bridge --listen, driven by the SDK's Streamable HTTP client -------------------------------------------

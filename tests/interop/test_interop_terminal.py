@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.terminal.terminal_harness import Screen
+from terminal_harness import Screen
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from lib_helpers import FAILING, WEATHER, mcpmini
+from fake_server import PLAIN_TOOLS
+from harness import WEATHER as WEATHER_SERVER
+
+WEATHER = [sys.executable, str(WEATHER_SERVER)]
 
 OBJECT = {"type": "object", "properties": {"n": {"type": "integer"}}}
 STRUCTURED = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -35,15 +39,14 @@ BROKEN_TOOLS = [
 RESULTS = {"fine": {"content": [{"type": "text", "text": "7"}], "structuredContent": {"n": 7}},
            "mismatch": {"content": [{"type": "text", "text": "x"}], "structuredContent": {"n": "x"}},
            "erroring": {"content": [{"type": "text", "text": "it broke"}], "isError": True}}
+ANSWERING = [{**t, "does": "result", "result": RESULTS[t["name"]]} if t["name"] in RESULTS else t
+             for t in BROKEN_TOOLS]   # the fake answers those three calls with their RESULTS
 
 
 @pytest.fixture
-def check(capsys):
+def check(cli):
     """``check(*argv)`` -> (exit code, stdout): ``mcpmini check ...`` in-process."""
-    def run(*argv):
-        code = mcpmini.main(["check", *map(str, argv)])
-        return code, capsys.readouterr().out
-    return run
+    return lambda *argv: tuple(cli("check", *argv))[:2]
 
 
 def statuses(out: str) -> dict[str, dict[str, tuple[str, str]]]:
@@ -68,8 +71,7 @@ def test_the_example_server_passes_every_check_in_both_eras(check):
 
 
 def test_each_lint_fires(check, fake):
-    server = fake(era="legacy", tools=BROKEN_TOOLS, results=RESULTS, page=4,
-                  instructions="Be nice.\u2066 secretly\u2069")
+    server = fake("legacy", tools=ANSWERING, pages=4, instructions="Be nice.\u2066 secretly\u2069")
     code, out = check(shlex.join(server.argv), "--call", "fine", "--call", "mismatch",
                       "--call", "erroring", "--call", "missing_tool", "--json")
     assert code == 1
@@ -96,7 +98,7 @@ def test_each_lint_fires(check, fake):
 
 
 def test_a_repeating_cursor_fails(check, fake):
-    server = fake(era="legacy", loop=True)
+    server = fake("legacy", endless=True, instructions=None)
     code, out = check(shlex.join(server.argv), "--json")
     [suite] = statuses(out).values()
     assert code == 1
@@ -105,7 +107,7 @@ def test_a_repeating_cursor_fails(check, fake):
 
 
 def test_strict_turns_warnings_into_failures(check, fake):
-    server = fake(era="legacy", tools=[{"name": "t", "inputSchema": OBJECT}])
+    server = fake("legacy", tools=[{"name": "t", "inputSchema": OBJECT}], instructions=None)
     assert check(shlex.join(server.argv))[0] == 0
     code, out = check(shlex.join(server.argv), "--strict", "--json")
     assert code == 1 and statuses(out)[f"{shlex.join(server.argv)} (2025-11-25)"]["tool t"] == (
@@ -113,9 +115,10 @@ def test_strict_turns_warnings_into_failures(check, fake):
 
 
 def test_an_unreachable_server_exits_3_and_is_an_error_in_junit(check, fake, tmp_path):
-    good = fake(era="modern")
+    failing = fake(require=str(tmp_path / "missing"), label="failing")   # exits 4 at once
+    good = fake("modern-only", tools=PLAIN_TOOLS, instructions=None)
     junit = tmp_path / "report.xml"
-    code, out = check(shlex.join(FAILING), shlex.join(good.argv), "--junit", junit)
+    code, out = check(failing.cmdline, shlex.join(good.argv), "--junit", junit)
     assert code == 3
     assert "FAIL  connect" in out and "status 4" in out
     root = ET.parse(junit).getroot()
@@ -126,7 +129,7 @@ def test_an_unreachable_server_exits_3_and_is_an_error_in_junit(check, fake, tmp
 
 
 def test_junit_counts_match_the_json_ones(check, fake, tmp_path):
-    server = fake(era="dual", tools=BROKEN_TOOLS, results=RESULTS)
+    server = fake("dual", tools=ANSWERING, instructions=None)
     junit = tmp_path / "junit.xml"
     code, out = check(shlex.join(server.argv), "--call", "erroring", "--json", "--junit", junit)
     data = json.loads(out)
@@ -143,7 +146,7 @@ def test_junit_counts_match_the_json_ones(check, fake, tmp_path):
 
 
 def test_protocol_pins_one_era_and_the_text_output_is_a_checklist(check, fake):
-    server = fake(era="dual")
+    server = fake("dual", tools=PLAIN_TOOLS, instructions=None)
     code, out = check(shlex.join(server.argv), "--protocol", "legacy")
     lines = out.splitlines()
     assert code == 0 and lines[0] == f"{shlex.join(server.argv)} (2025-11-25)"
@@ -153,8 +156,8 @@ def test_protocol_pins_one_era_and_the_text_output_is_a_checklist(check, fake):
 
 
 def test_a_modern_only_server_is_checked_once_and_says_so(check, fake):
-    server = fake(era="modern")
+    server = fake("modern-only", tools=PLAIN_TOOLS, instructions=None)
     code, out = check(shlex.join(server.argv), "--json")
     [(name, suite)] = statuses(out).items()
     assert code == 0 and name.endswith("(2026-07-28)")
-    assert suite["legacy era"] == ("pass", "not spoken (no initialize (-32601))")
+    assert suite["legacy era"] == ("pass", "not spoken (Method not found: initialize (-32601))")

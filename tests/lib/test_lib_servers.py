@@ -12,7 +12,11 @@ import time
 
 import pytest
 
-from lib_helpers import FAILING, HANGING, ROOT, WEATHER, mcpmini, run
+import mcpmini
+from fake_server import PLAIN_TOOLS
+from harness import EXAMPLES, WEATHER as WEATHER_SERVER, run
+
+WEATHER = [sys.executable, str(WEATHER_SERVER)]
 
 
 async def wait_for(predicate, timeout: float = 10.0):
@@ -23,12 +27,14 @@ async def wait_for(predicate, timeout: float = 10.0):
     return value or None
 
 
-def test_a_failing_and_a_hanging_server_leave_the_others_usable():
+def test_a_failing_and_a_hanging_server_leave_the_others_usable(fake, tmp_path):
+    failing = fake(require=str(tmp_path / "missing"), label="broken")   # exits 4 at once
+    hanging = fake(silent=True, label="hung")                           # never answers
     events = []
 
     async def main():
-        async with mcpmini.Servers({"weather": WEATHER, "broken": FAILING, "hung": HANGING}, timeout=1.5,
-                                   on_event=lambda kind, info: events.append((kind, info))) as servers:
+        async with mcpmini.Servers({"weather": WEATHER, "broken": failing.argv, "hung": hanging.argv},
+                                   timeout=1.5, on_event=lambda kind, info: events.append((kind, info))) as servers:
             assert list(servers.clients) == ["weather"] and servers.names == ["weather", "broken", "hung"]
             result = await servers.call_tool("weather", "get_forecast", {"city": "Hangzhou"})
             with pytest.raises(mcpmini.ConnectionClosed, match="broken: unavailable: .*cannot start"):
@@ -58,10 +64,11 @@ def test_an_entry_that_cannot_be_built_is_failed_not_raised(monkeypatch):
 def test_lists_carry_the_server_and_names_are_the_agents(fake):
     tools = [{"name": "get_forecast", "inputSchema": {"type": "object"}},
              {"name": "dotted.name", "inputSchema": {"type": "object"}}]
-    other = fake(tools=tools, resources=[{"uri": "x://1", "name": "one"}])
+    other = fake("legacy", tools=tools, resources=[{"uri": "x://1", "name": "one"}], prompts=[],
+                 instructions=None)
 
     async def main():
-        async with mcpmini.Servers(mcpmini.load_config([str(ROOT / "examples" / "mcp.json")], discover=False)
+        async with mcpmini.Servers(mcpmini.load_config([str(EXAMPLES / "mcp.json")], discover=False)
                                    | {"other": mcpmini.ServerConfig(name="other", command=other.argv[0],
                                                                     args=other.argv[1:])}) as servers:
             return (await servers.list_tools(), await servers.list_resources(),
@@ -89,12 +96,12 @@ def test_the_same_server_twice_gets_two_names():
 
 
 def test_a_server_that_died_is_reconnected_for_the_next_call(fake):
-    server = fake(era="modern")
+    server = fake("modern-only", tools=PLAIN_TOOLS)
 
     async def main():
         async with mcpmini.Servers({"f": server.argv}) as servers:
             await servers.call_tool("f", "echo", {"text": "1"})
-            os.kill(server.starts()[0], signal.SIGKILL)
+            os.kill(server.starts()[0]["_start"], signal.SIGKILL)
             assert await wait_for(lambda: not servers.clients["f"].connected)
             result = await servers.call_tool("f", "echo", {"text": "2"})   # reconnect, then send
             return result, dict(servers.failed)
@@ -104,13 +111,13 @@ def test_a_server_that_died_is_reconnected_for_the_next_call(fake):
 
 
 def test_a_call_in_flight_when_the_server_dies_is_not_sent_again(fake):
-    server = fake(era="modern")
+    server = fake("modern-only", tools=PLAIN_TOOLS)
 
     async def main():
         async with mcpmini.Servers({"f": server.argv}) as servers:
             call = asyncio.ensure_future(servers.call_tool("f", "slow", {"seconds": 30}))
             assert await wait_for(lambda: "tools/call" in server.methods())
-            os.kill(server.starts()[0], signal.SIGKILL)
+            os.kill(server.starts()[0]["_start"], signal.SIGKILL)
             with pytest.raises(mcpmini.ConnectionClosed, match="may or may not have run"):
                 await call
             return dict(servers.failed), servers.clients["f"].connected
@@ -122,7 +129,7 @@ def test_a_call_in_flight_when_the_server_dies_is_not_sent_again(fake):
 def test_heartbeat_reports_a_lost_server_fails_calls_at_once_and_brings_it_back(fake, tmp_path):
     allowed = tmp_path / "may-start"
     allowed.write_text("")
-    server = fake(era="legacy", require=str(allowed))
+    server = fake("legacy", tools=PLAIN_TOOLS, require=str(allowed))
     events = []
 
     async def main():
@@ -130,7 +137,7 @@ def test_heartbeat_reports_a_lost_server_fails_calls_at_once_and_brings_it_back(
                                    on_event=lambda kind, info: events.append((kind, info))) as servers:
             assert await wait_for(lambda: "ping" in server.methods())   # idle: pinged (legacy)
             allowed.unlink()                                  # it cannot start again for now
-            os.kill(server.starts()[0], signal.SIGKILL)
+            os.kill(server.starts()[0]["_start"], signal.SIGKILL)
             assert await wait_for(lambda: "f" in servers.failed)
             began = time.monotonic()
             with pytest.raises(mcpmini.ConnectionClosed, match="f: unavailable: .*killed by signal 9"):
@@ -147,7 +154,7 @@ def test_heartbeat_reports_a_lost_server_fails_calls_at_once_and_brings_it_back(
 
 
 def test_heartbeat_finds_a_hung_server_and_calls_to_it_fail_at_once_with_the_cause(fake):
-    server = fake(era="modern", hang_after=1)   # answers server/discover, then nothing
+    server = fake("modern-only", tools=PLAIN_TOOLS, hang_after=1)   # answers server/discover, then nothing
     events = []
 
     async def main():
@@ -164,7 +171,7 @@ def test_heartbeat_finds_a_hung_server_and_calls_to_it_fail_at_once_with_the_cau
 
 
 def test_heartbeat_leaves_a_busy_connection_alone(fake):
-    server = fake(era="modern")
+    server = fake("modern-only", tools=PLAIN_TOOLS)
     events = []
 
     async def main():

@@ -2,8 +2,8 @@
 thread (even one running an event loop), and Ctrl-C that cancels the request on the wire."""
 from __future__ import annotations
 
-import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -11,7 +11,11 @@ import time
 
 import pytest
 
-from lib_helpers import FAILING, ROOT, WEATHER, mcpmini, run
+import mcpmini
+from fake_server import PLAIN_TOOLS
+from harness import ROOT, WEATHER as WEATHER_SERVER, run
+
+WEATHER = [sys.executable, str(WEATHER_SERVER)]
 
 
 def test_sync_client_has_the_async_clients_methods_and_results():
@@ -35,12 +39,13 @@ def test_sync_client_works_inside_a_running_event_loop():
     async def main():   # e.g. a notebook, or a test framework that runs one
         with mcpmini.SyncClient(WEATHER) as client:
             return mcpmini.result_text(client.call_tool("get_forecast", {"city": "Tokyo"}))
-    assert "Tokyo" in asyncio.run(main())
+    assert "Tokyo" in run(main())
 
 
-def test_sync_client_errors_are_the_async_ones():
+def test_sync_client_errors_are_the_async_ones(fake, tmp_path):
+    failing = fake(require=str(tmp_path / "missing"))   # exits 4 at once
     with pytest.raises(mcpmini.ConnectionClosed, match="status 4"):
-        with mcpmini.SyncClient(FAILING, timeout=5):
+        with mcpmini.SyncClient(failing.argv, timeout=5):
             pass
     with mcpmini.SyncClient(WEATHER) as client:
         with pytest.raises(mcpmini.RemoteError) as caught:
@@ -48,8 +53,9 @@ def test_sync_client_errors_are_the_async_ones():
         assert caught.value.code == -32602
 
 
-def test_sync_servers_isolates_failures():
-    with mcpmini.SyncServers({"w": WEATHER, "broken": FAILING}) as servers:
+def test_sync_servers_isolates_failures(fake, tmp_path):
+    failing = fake(require=str(tmp_path / "missing"))   # exits 4 at once
+    with mcpmini.SyncServers({"w": WEATHER, "broken": failing.argv}) as servers:
         assert list(servers.clients) == ["w"] and "broken" in servers.failed
         assert [t["server"] for t in servers.list_tools()] == ["w"]
         assert "Beijing" in mcpmini.result_text(servers.call_tool("w", "get_forecast", {"city": "Beijing"}))
@@ -57,9 +63,8 @@ def test_sync_servers_isolates_failures():
 
 SCRIPT = """
 import sys
-sys.path.insert(0, sys.argv[1])
 import mcpmini
-with mcpmini.SyncClient(sys.argv[2:]) as client:
+with mcpmini.SyncClient(sys.argv[1:]) as client:
     print("calling", flush=True)
     try:
         client.call_tool("slow", {"seconds": 60})
@@ -71,9 +76,9 @@ with mcpmini.SyncClient(sys.argv[2:]) as client:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
 def test_ctrl_c_in_a_blocking_call_cancels_the_request_on_the_wire(fake):
-    server = fake(era="modern")
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(ROOT), *server.argv],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = fake("modern-only", tools=PLAIN_TOOLS)
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, *server.argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         assert proc.stdout.readline() == "calling\n"
         deadline = time.monotonic() + 10

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from terminal_harness import MCPMINI, WEATHER, fake_command, received
+from harness import WEATHER
 
 
 def write_config(path, servers):
@@ -29,9 +29,9 @@ def test_trust_asks_on_the_terminal(screen, work, tmp_path, answer, code):
     assert (tmp_path / "xdg-config" / "mcpmini" / "trusted.json").exists() == (code == 0)
 
 
-def test_trust_says_what_changed_since_the_approval(screen, work):
+def test_trust_says_what_changed_since_the_approval(screen, proc, work):
     path = write_config(work / ".mcp.json", {"a": {"command": "a"}, "b": {"command": "b"}})
-    assert subprocess.run([sys.executable, MCPMINI, "trust", "--yes"], capture_output=True).returncode == 0
+    assert proc("trust", "--yes").returncode == 0
     write_config(path, {"a": {"command": "a", "args": ["--evil"]}, "c": {"command": "c"}})
     s = screen("trust")
     s.expect("changed since you approved it (added c; removed b; changed a)")
@@ -40,9 +40,9 @@ def test_trust_says_what_changed_since_the_approval(screen, work):
 
 
 @pytest.mark.parametrize("era", [[], ["--legacy"]])   # MRTR input_required / a real server request
-def test_a_form_is_asked_field_by_field(screen, tmp_path, era):
-    record = tmp_path / "fake.jsonl"
-    s = screen("call", shlex.join(fake_command(record, *era)), "book", stdin=subprocess.DEVNULL)
+def test_a_form_is_asked_field_by_field(screen, fake, era):
+    server = fake(*era)
+    s = screen("call", server.cmdline, "book", stdin=subprocess.DEVNULL)
     s.expect("asks: Book a table \\x1b[1mnow")
     s.expect("(Enter takes the default in [ ]; Ctrl-C or Ctrl-D declines)")
     s.expect("Your \\x1b]0;pwned\\x07name (string, required) — as on the \\x1b[31mcard: ")
@@ -70,36 +70,35 @@ def test_a_form_is_asked_field_by_field(screen, tmp_path, era):
                                               "menu": "m2", "vip": True, "note": "none\x1b[2J\u202e",
                                               "tags": ["a", "b"]}}
     assert "\x1b]0;" not in s.text and "\x1b[31m" not in s.text and "\u202e" not in s.text
-    calls = [m for m in received(record) if m.get("method") == "tools/call"]
+    calls = [m for m in server.messages() if m.get("method") == "tools/call"]
     sent = [c for c in calls if "inputResponses" in c["params"]]
-    replies = [m for m in received(record) if m.get("id") and "result" in m and "method" not in m]
+    replies = [m for m in server.messages() if m.get("id") and "result" in m and "method" not in m]
     got = sent[0]["params"]["inputResponses"]["q"] if sent else replies[0]["result"]
     assert got == answer
-    first = received(record)[0]
+    first = server.messages()[0]
     capabilities = (first["params"].get("capabilities") if first["method"] == "initialize" else
                     first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"])
     assert capabilities == {"elicitation": {"form": {}, "url": {}}}
 
 
 @pytest.mark.parametrize("key", ["\x03", "\x04"])
-def test_ctrl_c_or_ctrl_d_declines_the_form(screen, tmp_path, key):
-    record = tmp_path / "fake.jsonl"
-    s = screen("call", shlex.join(fake_command(record)), "book")
+def test_ctrl_c_or_ctrl_d_declines_the_form(screen, fake, key):
+    server = fake()
+    s = screen("call", server.cmdline, "book")
     s.expect("name (string, required)")
     s.type(key)
     assert s.wait() == 0, s.text
-    [sent] = [m for m in received(record) if "inputResponses" in m.get("params", {})]
+    [sent] = [m for m in server.messages() if "inputResponses" in m.get("params", {})]
     assert sent["params"]["inputResponses"]["q"] == {"action": "decline"}
 
 
-def test_without_a_terminal_nothing_blocks_and_the_form_is_declined(tmp_path):
-    record = tmp_path / "fake.jsonl"
-    p = subprocess.run([sys.executable, MCPMINI, "call", shlex.join(fake_command(record)), "book"],
-                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60, start_new_session=True)
+def test_without_a_terminal_nothing_blocks_and_the_form_is_declined(proc, fake):
+    server = fake()
+    p = proc("call", server.cmdline, "book", start_new_session=True)
     assert p.returncode == 0, p.stderr
-    [sent] = [m for m in received(record) if "inputResponses" in m.get("params", {})]
+    [sent] = [m for m in server.messages() if "inputResponses" in m.get("params", {})]
     assert sent["params"]["inputResponses"]["q"] == {"action": "decline"}
-    meta = received(record)[0]["params"]["_meta"]
+    meta = server.messages()[0]["params"]["_meta"]
     assert meta["io.modelcontextprotocol/clientCapabilities"] == {}   # nobody to answer: not declared
 
 
@@ -108,10 +107,10 @@ def test_without_a_terminal_nothing_blocks_and_the_form_is_declined(tmp_path):
     ("https://exаmple.com/login", "xn--exmple-4nf.com"),        # a Cyrillic а
     ("https://xn--exmple-4nf.com/login", "xn--exmple-4nf.com"),
 ])
-def test_a_url_is_shown_with_its_ascii_host_before_opening(screen, tmp_path, url, warned):
-    record, opened = tmp_path / "fake.jsonl", tmp_path / "opened.txt"
+def test_a_url_is_shown_with_its_ascii_host_before_opening(screen, fake, tmp_path, url, warned):
+    server, opened = fake(), tmp_path / "opened.txt"
     browser = f"{sys.executable} -c 'import sys; open(sys.argv[1], \"w\").write(sys.argv[2])' {opened} %s"
-    s = screen("call", shlex.join(fake_command(record)), "visit", f"url={url}", env={"BROWSER": browser})
+    s = screen("call", server.cmdline, "visit", f"url={url}", env={"BROWSER": browser})
     s.expect("asks you to open")
     text = s.expect("Open it in your browser? [y/N] ")
     assert f"host: {warned or 'example.com'}" in text
@@ -119,19 +118,19 @@ def test_a_url_is_shown_with_its_ascii_host_before_opening(screen, tmp_path, url
     s.type("y\r")
     assert s.wait() == 0, s.text
     assert opened.read_text() == url
-    [sent] = [m for m in received(record) if "inputResponses" in m.get("params", {})]
+    [sent] = [m for m in server.messages() if "inputResponses" in m.get("params", {})]
     assert sent["params"]["inputResponses"]["q"] == {"action": "accept"}
 
 
-def test_a_declined_url_is_not_opened(screen, tmp_path):
-    record, opened = tmp_path / "fake.jsonl", tmp_path / "opened.txt"
+def test_a_declined_url_is_not_opened(screen, fake, tmp_path):
+    server, opened = fake(), tmp_path / "opened.txt"
     browser = f"{sys.executable} -c 'open(\"{opened}\", \"w\")' %s"
-    s = screen("call", shlex.join(fake_command(record)), "visit", "url=https://example.com/", env={"BROWSER": browser})
+    s = screen("call", server.cmdline, "visit", "url=https://example.com/", env={"BROWSER": browser})
     s.expect("Open it in your browser? [y/N] ")
     s.type("\r")
     assert s.wait() == 0
     assert not opened.exists()
-    [sent] = [m for m in received(record) if "inputResponses" in m.get("params", {})]
+    [sent] = [m for m in server.messages() if "inputResponses" in m.get("params", {})]
     assert sent["params"]["inputResponses"]["q"] == {"action": "decline"}
 
 
@@ -149,10 +148,9 @@ def test_a_signal_at_a_question_ends_the_run_and_restores_the_terminal(screen, w
     assert not (tmp_path / "xdg-config" / "mcpmini" / "trusted.json").exists()
 
 
-def test_without_a_terminal_trust_and_confirm_say_how(tmp_path, work):
+def test_without_a_terminal_trust_and_confirm_say_how(proc, work):
     write_config(work / ".mcp.json", {"proj": {"command": "python3"}})
-    run = lambda *argv: subprocess.run([sys.executable, MCPMINI, *argv], stdin=subprocess.DEVNULL,  # noqa: E731
-                                       capture_output=True, timeout=60, start_new_session=True)
+    run = lambda *argv: proc(*argv, start_new_session=True)  # noqa: E731
     p = run("trust")
     assert p.returncode == 2 and b"no terminal to ask on" in p.stderr and b"--yes" in p.stderr
     p = run("ask", "q", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--confirm",

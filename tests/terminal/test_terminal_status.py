@@ -3,19 +3,13 @@ second shows one self-erasing status line on stderr with the server's progress; 
 errors and names; neither when opted out or not on a terminal."""
 from __future__ import annotations
 
-import os
-import shlex
 import subprocess
-import sys
 
 import pytest
 
-from terminal_harness import MCPMINI, fake_command
 
-
-def test_a_long_call_shows_the_status_line_with_progress(screen, tmp_path):
-    record = tmp_path / "fake.jsonl"
-    s = screen("call", shlex.join(fake_command(record)), "progress", "pause:=1.5", stdout=subprocess.PIPE)
+def test_a_long_call_shows_the_status_line_with_progress(screen, fake):
+    s = screen("call", fake().cmdline, "progress", "pause:=1.5", stdout=subprocess.PIPE)
     s.expect("\r\x1b[2mwaiting for progress · 1 s 1/2 50% step 1\x1b[0m\x1b[K")
     s.expect(" 2/2 100% step 2")
     assert s.wait() == 0
@@ -23,8 +17,8 @@ def test_a_long_call_shows_the_status_line_with_progress(screen, tmp_path):
     assert s.text.endswith("\r\x1b[K")                 # erased before the end
 
 
-def test_a_short_call_shows_nothing(screen, tmp_path):
-    s = screen("call", shlex.join(fake_command(tmp_path / "f.jsonl")), "progress")
+def test_a_short_call_shows_nothing(screen, fake):
+    s = screen("call", fake().cmdline, "progress")
     s.expect("done after 2 steps")
     assert s.wait() == 0
     assert s.text == "done after 2 steps\n"
@@ -32,33 +26,33 @@ def test_a_short_call_shows_nothing(screen, tmp_path):
 
 @pytest.mark.parametrize("opt_out", [["--quiet"], ["--no-color"], ["--json"], ["env", "NO_COLOR=1"],
                                      ["env", "TERM=dumb"]])
-def test_no_status_line_when_opted_out(screen, tmp_path, opt_out):
+def test_no_status_line_when_opted_out(screen, fake, opt_out):
     env = dict([opt_out[1].split("=")]) if opt_out[0] == "env" else {}
     argv = [] if env else opt_out
-    s = screen(*argv, "call", shlex.join(fake_command(tmp_path / "f.jsonl")), "progress", "pause:=1.2",
+    s = screen(*argv, "call", fake().cmdline, "progress", "pause:=1.2",
                env=env)
     assert s.wait() == 0
     assert "waiting" not in s.text and "\x1b[" not in s.text
 
 
-def test_no_status_line_when_stderr_is_not_a_terminal(screen, tmp_path):
-    s = screen("call", shlex.join(fake_command(tmp_path / "f.jsonl")), "progress", "pause:=1.2",
+def test_no_status_line_when_stderr_is_not_a_terminal(screen, fake):
+    s = screen("call", fake().cmdline, "progress", "pause:=1.2",
                stderr=subprocess.PIPE)
     assert s.wait() == 0
     assert s.proc.stderr.read() == b"" and s.text == "done after 2 steps\n"
 
 
-def test_starting_a_server_that_hangs_says_so(screen, tmp_path):
-    s = screen("--timeout", "2", "info", shlex.join(fake_command(tmp_path / "f.jsonl", "--silent")))
+def test_starting_a_server_that_hangs_says_so(screen, fake):
+    s = screen("--timeout", "2", "info", fake("--silent").cmdline)
     s.expect("starting python")
     assert s.wait() == 124
 
 
-def test_colour_on_a_terminal_and_never_inside_the_error_prefix(screen, tmp_path):
-    s = screen("call", shlex.join(fake_command(tmp_path / "f.jsonl")), "nope")
+def test_colour_on_a_terminal_and_never_inside_the_error_prefix(screen, fake):
+    s = screen("call", fake().cmdline, "nope")
     assert s.wait() == 2
     assert "\x1b[1;31mmcpmini: error:\x1b[0m python has no tool 'nope'" in s.text
-    s = screen("tools", shlex.join(fake_command(tmp_path / "f.jsonl")))
+    s = screen("tools", fake().cmdline)
     assert s.wait() == 0
     assert "\x1b[1mstrict\x1b[0m city=<string>" in s.text
 
@@ -66,20 +60,19 @@ def test_colour_on_a_terminal_and_never_inside_the_error_prefix(screen, tmp_path
 @pytest.mark.parametrize("env, argv, coloured", [
     ({"NO_COLOR": "1"}, [], False), ({}, ["--no-color"], False), ({"TERM": "dumb"}, [], False),
     ({"FORCE_COLOR": "1", "TERM": "dumb"}, [], True)])
-def test_colour_opt_out_and_force(screen, tmp_path, env, argv, coloured):
-    s = screen(*argv, "call", shlex.join(fake_command(tmp_path / "f.jsonl")), "nope", env=env)
+def test_colour_opt_out_and_force(screen, fake, env, argv, coloured):
+    s = screen(*argv, "call", fake().cmdline, "nope", env=env)
     assert s.wait() == 2
     assert ("\x1b[" in s.text) == coloured and "mcpmini: error:" in s.text
 
 
-def test_force_color_colours_a_pipe(tmp_path):
-    p = subprocess.run([sys.executable, MCPMINI, "call", shlex.join(fake_command(tmp_path / "f.jsonl")), "nope"],
-                       capture_output=True, env={**os.environ, "FORCE_COLOR": "1"}, timeout=60)
+def test_force_color_colours_a_pipe(proc, fake):
+    p = proc("call", fake().cmdline, "nope", env={"FORCE_COLOR": "1"})
     assert p.stderr.startswith(b"\x1b[1;31mmcpmini: error:\x1b[0m ")
 
 
-def test_tools_wrap_to_the_terminal_width(screen, tmp_path):
-    s = screen("tools", shlex.join(fake_command(tmp_path / "f.jsonl")), columns=60)
+def test_tools_wrap_to_the_terminal_width(screen, fake):
+    s = screen("tools", fake().cmdline, columns=60)
     assert s.wait() == 0
     assert max(len(line) for line in s.text.replace("\x1b[1m", "").replace("\x1b[0m", "").splitlines()) <= 60
     assert "\n" + " " * 32 + "(URL elicitation)." in s.text    # continued under its column

@@ -1,10 +1,9 @@
 """``python3 mcpmini.py`` on a real pseudo-terminal that is its controlling terminal (so
-``/dev/tty`` is the pty): read what the screen receives, type answers. Also importable from
-other folders as ``tests.terminal.terminal_harness``."""
+``/dev/tty`` is the pty): read what the screen receives, type answers (POSIX only; the
+``screen`` fixture of tests/terminal closes each run afterwards)."""
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import struct
 import subprocess
@@ -12,13 +11,10 @@ import sys
 import termios
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-MCPMINI = ROOT / "mcpmini.py"
-FAKE = ROOT / "tests" / "fake_server.py"
-WEATHER = ROOT / "examples" / "weather_server.py"
+from harness import MCPMINI
+
 # The child makes the pty its controlling terminal (a session leader opening a tty gets it as
 # such), then becomes mcpmini: no preexec_fn, no isatty patched anywhere.
 ADOPT = ("import os, sys; os.close(os.open(sys.argv[1], os.O_RDWR)); "
@@ -99,17 +95,3 @@ class Screen:
                 pipe.close()
         os.close(self.master)
 
-
-def fake_command(record: Path, *flags: str) -> list[str]:
-    """The tests' fake MCP server (tests/fake_server.py), recording what it receives."""
-    config = record.with_suffix(".config.json")
-    config.write_text(json.dumps({"mode": "legacy" if "--legacy" in flags else "modern", "record": str(record)}))
-    return [sys.executable, str(FAKE), "--config", str(config), *flags]
-
-
-def received(record: Path) -> list[dict]:
-    """What the fake received, markers left out."""
-    if not record.exists():
-        return []
-    return [m for m in map(json.loads, record.read_text(encoding="utf-8").splitlines())
-            if not any(k.startswith("_") for k in m)]
