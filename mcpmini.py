@@ -2767,7 +2767,7 @@ class _OAuth:
             return self._configured_client(disc.meta)
         token = data["tokens"].get(f"{disc.issuer} {disc.resource}") or {}
         if token.get("client_id") and token.get("client_kind") == "cimd":
-            return {"client_id": token["client_id"], "token_endpoint_auth_method": "none"}
+            return {"client_id": token["client_id"], "token_endpoint_auth_method": "none", "kind": "cimd"}
         return _object(data["clients"].get(disc.issuer)) or None
 
     @staticmethod
@@ -4595,7 +4595,7 @@ class _Reply:
         # Keyed by index (ids may be "" on later chunks; keying by id merges parallel calls);
         # a new id at a known index is a new call; without an index a new id is a new call.
         tid = call.get("id") if isinstance(call.get("id"), str) else ""
-        where = call.get("index", "none")
+        where = call["index"] if isinstance(call.get("index"), (int, str)) else "none"
         pos = self._where.get(where)
         if (pos is None or (tid and self.slots[pos]["id"] and tid != self.slots[pos]["id"])
                 or (where == "none" and tid and all(s["id"] != tid for s in self.slots))):
@@ -6762,7 +6762,7 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
         suite.add("connect", note=f"{client.era} over {client.transport}: {client.era_reason}")
         suite.add("server info", note=f"{info.get('name', '?')} {info.get('version', '')}")
         suite.add("capabilities", note=", ".join(client.capabilities) or "none")
-        suite.add("instructions", [], _hidden({"i": text}, "i"), f"{len(text)} characters" if text else "none")
+        suite.add("instructions", [], _hidden({"text": text}, "text"), f"{len(text)} characters" if text else "none")
         await _check_calls(client, suite, args, await _check_lists(client, suite))
     except MCPError as exc:   # the connection broke: the rest cannot be checked
         suite.add("connection", [str(exc)])

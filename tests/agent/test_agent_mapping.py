@@ -164,6 +164,13 @@ def test_accumulator_without_index_object_arguments_and_missing_ids():
     assert all(re.fullmatch(r"[A-Za-z0-9]{9}", i) for i in ids[2:])
 
 
+def test_accumulator_takes_an_unhashable_index_as_no_index():
+    reply = mcpmini._Reply()
+    for index in ([0], {"i": 1}, None):
+        reply.add_delta({"tool_calls": [{"index": index, "id": f"c{len(reply.slots)}", "function": {"name": "f"}}]})
+    assert [c["id"] for c in reply.tool_calls()] == ["c0", "c1", "c2"]
+
+
 def test_accumulator_keeps_vendor_fields_and_never_returns_reasoning_as_text():
     reply = mcpmini._Reply()
     shown = [reply.add_delta({"reasoning_content": "think "}), reply.add_delta({"reasoning_content": "more"}),

@@ -79,6 +79,21 @@ def test_auth_refresh_before_interactive_login(world: AuthWorld, tmp_path: Path)
     assert second["refresh_token"] != first["refresh_token"]   # rotated and saved
 
 
+def test_auth_cimd_client_refreshes_again_and_again(world: AuthWorld, tmp_path: Path) -> None:
+    """A Client ID Metadata Document client is remembered with each refreshed token: the
+    second refresh finds it too (it once lost it, and asked for a new login)."""
+    world.refresh, world.cimd = True, True
+    url, store = "https://client.example.com/mcpmini.json", str(tmp_path / "oauth.json")
+    run(list_tools(make_client(world, store=mcpmini._TokenStore(store), client_metadata_url=url)))
+    for _ in range(2):
+        expire(store)
+        run(list_tools(make_client(world, store=mcpmini._TokenStore(store), interactive=False,
+                                   client_metadata_url=url)))
+    assert [r["grant_type"] for r in world.token_requests] == [
+        "authorization_code", "refresh_token", "refresh_token"]
+    assert {r["client_id"] for r in world.token_requests} == {url} and len(world.authorize_requests) == 1
+
+
 def test_auth_refresh_carries_values_forward(world: AuthWorld, tmp_path: Path) -> None:
     world.refresh, world.rotate = True, False
     world.challenge_scope = "mcp:basic"

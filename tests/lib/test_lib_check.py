@@ -77,7 +77,7 @@ def test_each_lint_fires(check, fake):
     assert code == 1
     [suite] = statuses(out).values()
     assert suite["tools/list"] == ("pass", f"{len(BROKEN_TOOLS)} listed")    # 4 pages, all read
-    assert suite["instructions"][0] == "warn" and "hidden characters" in suite["instructions"][1]
+    assert suite["instructions"][0] == "warn" and "hidden characters in its text" in suite["instructions"][1]
     assert suite["tool fine"] == ("pass", "")
     assert suite["tool names unique"] == ("fail", "listed more than once: dup")
     for name in ("bad name!", "x" * 129):
