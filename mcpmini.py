@@ -49,6 +49,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import hmac
 import inspect
 import json
 import logging
@@ -4287,7 +4288,7 @@ class Servers:
         self.tools: dict[str, list[JSON]] = {}   # by server: its last list_tools()
         self.names: list[str] = []               # every server, in the order given
         self._all: dict[str, Client] = {}
-        self._opened: list[Client] = []           # connected here: closed here
+        self._opened: set[Client] = set()         # connected here: closed here
         self._used: dict[str, float] = {}         # when each server last answered a request
         self._busy: dict[str, int] = {}           # its requests in flight (then it is not idle)
         self._told: set[str] = set()              # failures reported already
@@ -4319,7 +4320,7 @@ class Servers:
     async def connect(self) -> None:
         """Connect every usable server that is not connected yet, concurrently."""
         async def start(name: str, client: Client) -> None:
-            self._opened.append(client)
+            self._opened.add(client)
             try:
                 await client.connect()
             except (MCPError, OSError) as exc:
@@ -4337,7 +4338,7 @@ class Servers:
             task.cancel()
         await asyncio.gather(*self._watchers, *(c.close(fast=fast) for c in self._opened),
                              return_exceptions=True)
-        self._watchers, self._opened = [], []
+        self._watchers, self._opened = [], set()
 
     async def _lose(self, name: str, exc: BaseException) -> None:
         """Out of use (until the heartbeat brings it back); what waits fails now, with the cause."""
@@ -4356,7 +4357,7 @@ class Servers:
                 if name in self.failed:
                     await client.connect()
                     delay = base
-                    self._opened.append(client)
+                    self._opened.add(client)
                     del self.failed[name]
                     _emit(self.on_event, "server_back", server=name)
                 elif not client.connected or not self._busy.get(name) and \
@@ -5402,7 +5403,8 @@ class _HTTPDownstream:
             return 404
         if headers.get("host") not in self.hosts or (origin and urlsplit(origin).netloc not in self.hosts):
             return 403   # another site's page talking to a loopback port (DNS rebinding)
-        if self.token and headers.get("authorization") != f"Bearer {self.token}":
+        sent, wanted = headers.get("authorization", "").encode(), f"Bearer {self.token}".encode()
+        if self.token and not hmac.compare_digest(sent, wanted):   # in constant time
             return 401
         return 0 if verb in ("POST", "DELETE") else 405
 
