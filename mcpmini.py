@@ -1763,10 +1763,11 @@ def _header_value(text: str) -> str:
 def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str | None]:
     """A tool inputSchema's ``x-mcp-header``s as (property path, name), or why they are invalid (§7.4)."""
     found: list[tuple[tuple[str, ...], str]] = []
-    # (node, its property path, reached from the root through "properties" alone)
-    todo: deque[tuple[Any, tuple[str, ...], bool]] = deque([(schema, (), True)])
+    # (node, its property path, reached from the root through "properties" alone); a stack whose
+    # children go on reversed: depth first, in the schema's order (the headers' order on the wire)
+    todo: list[tuple[Any, tuple[str, ...], bool]] = [(schema, (), True)]
     while todo:
-        node, path, direct = todo.popleft()
+        node, path, direct = todo.pop()
         if not isinstance(node, dict):
             continue
         if "x-mcp-header" in node:
@@ -1787,13 +1788,15 @@ def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str 
             if problem:
                 return found, problem
             found.append((path, name))
+        children: list[tuple[Any, tuple[str, ...], bool]] = []
         for key, value in node.items():
             if key == "properties" and isinstance(value, dict):
-                todo.extend((sub, path + (str(name),), direct) for name, sub in value.items())
+                children.extend((sub, path + (str(name),), direct) for name, sub in value.items())
             elif key in SCHEMA_ONE or key in SCHEMA_LIST and isinstance(value, list):
-                todo.extend((sub, path, False) for sub in (value if isinstance(value, list) else [value]))
+                children.extend((sub, path, False) for sub in (value if isinstance(value, list) else [value]))
             elif key in SCHEMA_MAP and isinstance(value, dict):
-                todo.extend((sub, path, False) for sub in value.values())
+                children.extend((sub, path, False) for sub in value.values())
+        todo.extend(reversed(children))
     return found, None
 
 
@@ -2557,9 +2560,10 @@ class _OAuth:
         """A 401/403 from the server: True when a (new) token is ready and the request should
         be sent again. ``tries`` counts per original request (the transport creates it)."""
         params = _bearer_params(www_authenticate)
-        if status == 403 and params.get("error") != "insufficient_scope" or \
-                tries.get(status, 0) >= (OAUTH_MAX_STEP_UPS if status == 403 else OAUTH_MAX_REAUTH):
-            return False  # a plain refusal, or tried enough for this request
+        if status == 403 and params.get("error") != "insufficient_scope":
+            return False  # a plain refusal
+        if tries.get(status, 0) >= (OAUTH_MAX_STEP_UPS if status == 403 else OAUTH_MAX_REAUTH):
+            return False  # tried enough for this request
         tries[status] = tries.get(status, 0) + 1
         if not self.interactive and self.grant != "client_credentials" and \
                 self.server_url not in self.store.peek()["servers"]:
@@ -2830,6 +2834,7 @@ class _OAuth:
             token = data["tokens"].get(key) or {}
             if token and token.get("access_token") != had and \
                     (token.get("expires_at") or float("inf")) - OAUTH_REFRESH_MARGIN > time.time():
+                self._index(data, disc)   # maybe another URL's (or AS's) token: point this server at it
                 return token  # compare and swap: somebody else redeemed it already
             client = self._stored_client(data, disc)
             if not token.get("refresh_token") or client is None:
@@ -2961,14 +2966,15 @@ class _OAuth:
         self.notify(f"authorize mcpmini in your browser: {url}")
         if self.open_browser is not None:
             _in_daemon_thread(self.open_browser, url)
-        waiters = [listener.query]
+        paste = None
         if self.paste is not None:   # a daemon thread: a read nobody answers never holds exit
             self.notify(f"or paste the address the browser was sent to ({listener.redirect_uri}?...):")
-            waiters.append(_in_daemon_thread(self.paste))
-        await asyncio.wait(waiters, timeout=OAUTH_LOGIN_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+            paste = _in_daemon_thread(self.paste)
+        await asyncio.wait({listener.query, paste} - {None}, timeout=OAUTH_LOGIN_TIMEOUT,
+                           return_when=asyncio.FIRST_COMPLETED)
         if listener.query.done():
             return listener.query.result()
-        pasted = waiters[-1].result() if waiters[-1].done() else None   # the paste, when there is one
+        pasted = paste.result() if paste is not None and paste.done() else None
         if isinstance(pasted, str) and pasted.strip():
             return _pasted_query(pasted, listener.redirect_uri)
         raise AuthError(f"no authorization arrived within {OAUTH_LOGIN_TIMEOUT:g} s")
@@ -3295,7 +3301,8 @@ class _Negotiation:
 
     def _settled(self, result: JSON, why: str, version: str = MODERN_VERSION) -> _Era:
         """The record of a DiscoverResult or an InitializeResult."""
-        info = _object(result.get("_meta")).get(META_SERVER_INFO) or result.get("serverInfo")
+        meta = _object(result.get("_meta")) if version == MODERN_VERSION else {}   # legacy: serverInfo only
+        info = meta.get(META_SERVER_INFO) or result.get("serverInfo")
         text = result.get("instructions")
         return _Era(version, _object(info), _object(result.get("capabilities")),
                     text if isinstance(text, str) else None, why, self.opened)
@@ -4596,7 +4603,8 @@ class _Reply:
         # Keyed by index (ids may be "" on later chunks; keying by id merges parallel calls);
         # a new id at a known index is a new call; without an index a new id is a new call.
         tid = call.get("id") if isinstance(call.get("id"), str) else ""
-        where = call["index"] if isinstance(call.get("index"), (int, str)) else "none"
+        where = call.get("index", "none")
+        where = where if isinstance(where, (int, float, str, type(None))) else "none"   # hashable
         pos = self._where.get(where)
         if (pos is None or (tid and self.slots[pos]["id"] and tid != self.slots[pos]["id"])
                 or (where == "none" and tid and all(s["id"] != tid for s in self.slots))):
@@ -5184,10 +5192,10 @@ class _Bridge:
         client = await self.upstream()
         state = params.get("requestState")
         if isinstance(state, str) and state in self.parked:   # a parked call, retried with the input
-            running, inbox, answer, parked = self.parked.pop(state)
+            running, inbox, answer, method = self.parked.pop(state)
             response = _object(params.get("inputResponses")).get("input")
             _settle(answer, response if isinstance(response, dict) else {"action": "decline"})
-            return await self._with_inputs(running, parked, inbox)
+            return await self._with_inputs(running, method, inbox)
         if client.era == "legacy":
             if method == "server/discover":
                 return self._shaped("server/discover", {

@@ -25,7 +25,7 @@ Era options (``mode`` picks a preset of them from ``MODES``; ``--legacy`` is mod
                 it answers; ``init_delay``; ``init_after_discover``: an error code for an
                 initialize after a probe; ``init_refuse``: refuse versions not in
                 ``legacy_versions`` with -32602 + data.supported; ``init_hostile``: answers with
-                ids ``true`` and ``1.0`` first
+                ids ``true`` and ``1.0`` first; ``init_extra``: more keys of its result
   silent        (--silent) answers nothing at all; ``hang_after`` N: writes N lines, then nothing
 Identity: ``name`` (--name), ``instructions`` (null: none; default: the era's name and
 ``NASTY``), ``capabilities`` (default: tools, resources, prompts; and logging when legacy).
@@ -306,7 +306,7 @@ class Server:
             self.send({"jsonrpc": "2.0", "id": float(rid) if isinstance(rid, int) else 1.0, "result": bad})
         self.send({"jsonrpc": "2.0", "id": rid, "result": {
             "protocolVersion": version, "serverInfo": self.info, **self.instructions("legacy"),
-            "capabilities": self.capabilities("legacy")}})
+            "capabilities": self.capabilities("legacy"), **self.cfg.get("init_extra", {})}})
 
     def pinned_refusal(self, msg: JSON) -> bool:
         """``pin``: the connection's first request fixes its era; answer a request of the

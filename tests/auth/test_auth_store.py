@@ -94,6 +94,19 @@ def test_auth_cimd_client_refreshes_again_and_again(world: AuthWorld, tmp_path: 
     assert {r["client_id"] for r in world.token_requests} == {url} and len(world.authorize_requests) == 1
 
 
+def test_auth_a_token_stored_for_the_same_resource_serves_another_url(world: AuthWorld, tmp_path: Path) -> None:
+    """A second URL of the same protected resource (here: with a query) finds the token the
+    first one got, after discovery, and is pointed at it: no second authorization."""
+    store = mcpmini._TokenStore(str(tmp_path / "oauth.json"))
+    run(list_tools(make_client(world, store=store)))
+    other = world.url + "?tenant=a"
+    run(list_tools(mcpmini.Client(other, protocol=mcpmini.MODERN_VERSION, era_cache=False, timeout=10,
+                                  auth={"store": store, "interactive": True, "callback_port": 0,
+                                        "open_browser": lambda url: None})))
+    assert len(world.authorize_requests) == 1
+    assert mcpmini._canonical_url(other) in stored(tmp_path / "oauth.json")["servers"]
+
+
 def test_auth_refresh_carries_values_forward(world: AuthWorld, tmp_path: Path) -> None:
     world.refresh, world.rotate = True, False
     world.challenge_scope = "mcp:basic"

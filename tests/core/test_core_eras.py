@@ -28,6 +28,11 @@ def _first_methods(f, n: int) -> list[str]:
     return f.methods()[:n]
 
 
+def test_a_legacy_server_is_named_by_its_serverinfo_alone(fake):
+    f = fake("legacy", init_extra={"_meta": {"io.modelcontextprotocol/serverInfo": {"name": "META"}}})
+    assert run(_connect(f))["info"] == SERVER_INFO   # the 2026-07-28 _meta key means nothing here
+
+
 def test_probe_finds_a_modern_server(fake):
     f = fake("modern")
     got = run(_connect(f))

@@ -109,6 +109,16 @@ INVALID_TOOLS = [
 ]
 
 
+def test_x_mcp_headers_are_found_depth_first_in_the_schemas_order():
+    found, problem = mcpmini._x_mcp_headers(HEADER_TOOL["inputSchema"] | {"properties": {
+        "first": {"type": "object", "properties": {"deep": {"type": "string", "x-mcp-header": "Deep"}}},
+        **HEADER_TOOL["inputSchema"]["properties"]}})
+    assert problem is None
+    assert [name for _, name in found] == ["Deep", "Region", "Count", "Flag", "Method", "Greeting", "Empty",
+                                           "Absent", "Nothing", "Inner"]
+    assert found[0] == (("first", "deep"), "Deep")
+
+
 def test_tools_with_invalid_x_mcp_header_are_dropped_with_a_warning(caplog):
     good = _tool("good", {"a": {"type": "string", "x-mcp-header": "Good"},
                           "plain": {"type": "number"}})
