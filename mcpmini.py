@@ -2160,6 +2160,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         parser = _SSEParser()
         quiet = 0   # streams in a row that brought no message
         while not self._closed:
+            parser = _SSEParser(last_id=parser.last_id, retry=parser.retry)   # no half line carried over
             headers = self._legacy_headers({"Accept": "text/event-stream", **self.headers})
             if parser.last_id:
                 headers["Last-Event-ID"] = parser.last_id
@@ -2176,10 +2177,12 @@ class _StreamableHTTPTransport(_HTTPTransport):
                     return
                 async for kind, data, _ in resp.events(parser):
                     await self._flowing()
-                    with contextlib.suppress(_Garbled):
+                    try:
                         if kind == "message" and (message := _jsonrpc(data)) is not None:
                             self.deliver(message)
                             quiet = -1
+                    except _Garbled as exc:
+                        log.warning("%s: skipped a garbled message of the GET stream: %s", self.label, exc)
             except (MCPError, asyncio.TimeoutError) as exc:
                 log.debug("%s: the GET stream broke: %s", self.label, exc)
             finally:

@@ -173,6 +173,41 @@ def test_the_get_stream_carries_server_requests_and_notifications():
         assert gets[1].headers["Last-Event-ID"] == "g-3"
 
 
+class HalfLine(MCPFake):
+    """A legacy server whose first GET stream breaks off in the middle of a line."""
+
+    def __init__(self):
+        super().__init__()
+        self.gets = 0
+
+    def on_get(self, request):
+        self.gets += 1
+        if self.gets == 1:
+            return sse_reply(iter([sse_event(data="", id="g-1", retry=100), b'data: {"jsonrpc"']))
+        if self.gets == 2:
+            log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "whole"}}
+            garbled = sse_event(data='{"jsonrpc": "2.0", "id": 7, "result": NaN}', id="g-2")
+            return sse_reply(iter([garbled, sse_event(log, id="g-3"), b": the end\n\n"]))
+        return Reply(405)
+
+
+def test_a_resumed_get_stream_starts_clean_after_a_half_line(caplog):
+    """A line left unfinished by a broken stream is not glued to the next stream's first line;
+    a garbled message on the stream is skipped with a warning."""
+    logs = []
+    with FakeHTTPServer(HalfLine()) as server:
+        async def go():
+            async with legacy_client(server, on_log=logs.append):
+                for _ in range(200):
+                    if logs:
+                        break
+                    await asyncio.sleep(0.02)
+        run(go())
+    assert [entry["data"] for entry in logs] == ["whole"]
+    assert "skipped a garbled message of the GET stream" in caplog.text
+    assert [r.headers.get("Last-Event-ID") for r in server.requests if r.method == "GET"][:2] == [None, "g-1"]
+
+
 @pytest.mark.parametrize("retry", [400, None])
 def test_resume_with_last_event_id_after_the_retry_delay(retry):
     fake = Resumable(retry=retry)
