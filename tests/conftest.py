@@ -7,8 +7,7 @@
 - ``cli(*argv)``: ``mcpmini.main`` in-process -> ``Result(code, out, err)``; ``proc(*argv)``: a
   real ``python3 mcpmini.py`` process -> ``CompletedProcess``.
 - ``fake([MODE], *FLAGS, label=, **options)``: a ``harness.FakeServer`` in the test's tmp dir;
-  ``upstream(era)``: one behind
-  ``mcpmini bridge`` (tests/bridge, tests/interop).
+  ``upstream(era)``: one behind ``mcpmini bridge`` (tests/bridge, tests/interop).
 - ``run``: ``harness.run`` for tests that take it as a fixture (``run_timeout``: its default
   deadline; a folder may override it).
 - ``weather_url``: examples/weather_http_server.py on a free loopback port.
