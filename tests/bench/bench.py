@@ -399,6 +399,10 @@ def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set
         if "error" in result:
             raise SystemExit(f"bench: warm-up of {shlex.join(argv[:2])} failed: {result['error']}")
 
+    def stdio_subjects(*mode: str) -> dict[str, list[str]]:
+        """mcpmini, the SDK and the floor, each running ``mode`` against the stdio server."""
+        return {name: [*argv, *mode, *server] for name, argv in (("mcpmini", mini), ("sdk", sdk), ("floor", floor))}
+
     if want("import"):
         say("import")
         stmts = {"mcpmini": "import mcpmini", "sdk": SDK_CLIENT, "floor": STDLIB_OF_MCPMINI}
@@ -440,16 +444,14 @@ def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set
         label = "2026-07-28" if era == "modern" else "legacy"
         if want("seq"):
             say(f"sequential calls, {label}")
-            samples = runner.alternate({name: [*argv, "seq", era, str(SEQ_CALLS), *server]
-                                        for name, argv in (("mcpmini", mini), ("sdk", sdk), ("floor", floor))}, runs)
+            samples = runner.alternate(stdio_subjects("seq", era, str(SEQ_CALLS)), runs)
             rows.append(row(f"seq-{era}", f"sequential tools/call, stdio, {label}", "calls/s", "higher",
                             samples, "rate", SEQ_CALLS))
             rows.append(row(f"seq-{era}-cpu", "  client CPU per 1,000 of them", "s", "lower",
                             samples, "cpu_per_1k", SEQ_CALLS))
         if want("conc"):
             say(f"concurrent calls, {label}")
-            samples = runner.alternate({name: [*argv, "conc", era, str(CONC_CALLS), *server]
-                                        for name, argv in (("mcpmini", mini), ("sdk", sdk), ("floor", floor))}, runs)
+            samples = runner.alternate(stdio_subjects("conc", era, str(CONC_CALLS)), runs)
             rows.append(row(f"conc-{era}", f"{CONC_CALLS:,} concurrent calls, stdio, {label}", "calls/s",
                             "higher", samples, "rate", CONC_CALLS,
                             note="floor: pipelined, a writer thread and a reader"))
@@ -458,17 +460,13 @@ def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set
 
     if want("big"):
         say("10 MB result over stdio")
-        samples = runner.alternate({name: [*argv, "big", "modern", str(BIG), *server]
-                                    for name, argv in (("mcpmini", mini), ("sdk", sdk), ("floor", floor))},
-                                   max(3, runs - 2))
+        samples = runner.alternate(stdio_subjects("big", "modern", str(BIG)), max(3, runs - 2))
         rows.append(row("big-time", "one 10 MB result, stdio: time", "s", "lower", samples, "elapsed"))
         rows.append(row("big-cpu", "  client CPU", "s", "lower", samples, "cpu"))
         rows.append(row("big-memory", "one 10 MB result, stdio: client peak RSS", "MB", "lower", samples, "maxrss_mb",
                         note="ru_maxrss of the client process (the server is not counted)"))
         say("50 MB result over stdio")
-        samples = runner.alternate({name: [*argv, "big", "modern", str(BIG50), *server]
-                                    for name, argv in (("mcpmini", mini), ("sdk", sdk), ("floor", floor))},
-                                   max(3, runs - 2))
+        samples = runner.alternate(stdio_subjects("big", "modern", str(BIG50)), max(3, runs - 2))
         rows.append(row("big50-time", "one 50 MB result, stdio: time", "s", "lower", samples, "elapsed"))
         rows.append(row("big50-memory", "  client peak RSS", "MB", "lower", samples, "maxrss_mb"))
 
