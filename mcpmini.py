@@ -175,8 +175,7 @@ OAUTH_KEYS = {"clientId": "client_id", "clientSecret": "client_secret", "issuer"
 # What a server gets of our environment, beside its own `env` (not the user's API keys, others' tokens)
 ENV_ALLOWLIST = frozenset({
     "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TZ", "TMPDIR", "HTTP_PROXY", "HTTPS_PROXY",
-    "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
-    "NODE_EXTRA_CA_CERTS",
+    "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",   # (names compared upper-cased)
     # Windows system variables, without which many programs cannot start
     "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "PROGRAMFILES(X86)", "SYSTEMROOT",
     "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP", "USERPROFILE", "USERNAME", "HOMEDRIVE",
@@ -1506,7 +1505,7 @@ async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] 
     """A new connection (TCP, then TLS for https, through a CONNECT tunnel when proxied), bounded
     by CONNECT_TIMEOUT and the exchange's deadline; _NotSent when it fails (nothing was written)."""
     import socket
-    scheme, host, port, _ = _split_url(url)
+    scheme, host, port = key   # (scheme, host, port) of ``url``
     conn = _Connection(key, proxy)
     loop, peer = conn.loop, proxy[:2] if proxy else (host, port)
     tls = _ssl_context(*map(os.environ.get, ("SSL_CERT_FILE", "SSL_CERT_DIR"))) if scheme == "https" else None
