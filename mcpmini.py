@@ -2460,6 +2460,7 @@ class _Discovery:
     issuer: str              # the AS issuer, the identical string of its metadata
     meta: JSON               # AS metadata
     prm: JSON
+    key = property(lambda self: f"{self.issuer} {self.resource}")   # of its tokens in the store
 
 
 def _canonical_url(url: str) -> str:
@@ -2593,8 +2594,7 @@ class _OAuth:
                 return True
             # 403 insufficient_scope: a new authorization with the union (a refresh cannot widen)
             async with self.store.locked() as data:   # remembered: the next login asks for it too
-                token = _object(data["tokens"].get(f"{disc.issuer} {disc.resource}"))
-                had = self._requested_scope or token.get("scope") or ""
+                had = self._requested_scope or _object(data["tokens"].get(disc.key)).get("scope") or ""
                 wanted = " ".join(dict.fromkeys(f"{had} {params.get('scope') or ''}".split()))
                 self._index(data, disc, wanted)
             await self._authorize(disc, wanted or None)
@@ -2773,7 +2773,7 @@ class _OAuth:
     def _stored_client(self, data: JSON, disc: _Discovery) -> JSON | None:
         if self.client_id:
             return self._configured_client(disc.meta)
-        token = data["tokens"].get(f"{disc.issuer} {disc.resource}") or {}
+        token = data["tokens"].get(disc.key) or {}
         if token.get("client_id") and token.get("client_kind") == "cimd":
             return {"client_id": token["client_id"], "token_endpoint_auth_method": "none", "kind": "cimd"}
         return _object(data["clients"].get(disc.issuer)) or None
@@ -2821,7 +2821,7 @@ class _OAuth:
                   "expires_at": int(time.time() + ttl) if isinstance(ttl, (int, float)) else None}
         if client.get("kind") == "cimd":
             record.update(client_id=client["client_id"], client_kind="cimd")
-        data["tokens"][f"{disc.issuer} {disc.resource}"] = record
+        data["tokens"][disc.key] = record
         self._index(data, disc)
         return record
 
@@ -2833,8 +2833,7 @@ class _OAuth:
         """Refresh under the store lock: re-read; when another process already rotated, take
         its token; else redeem ours. None when there is nothing (valid) to refresh with."""
         async with self.store.locked() as data:
-            key = f"{disc.issuer} {disc.resource}"
-            token = data["tokens"].get(key) or {}
+            token = data["tokens"].get(disc.key) or {}
             if token and token.get("access_token") != had and \
                     (token.get("expires_at") or float("inf")) - OAUTH_REFRESH_MARGIN > time.time():
                 self._index(data, disc)   # maybe another URL's (or AS's) token: point this server at it
@@ -2848,7 +2847,7 @@ class _OAuth:
                     "resource": disc.resource})
             except AuthError as exc:
                 if exc.oauth_error == "invalid_grant":
-                    del data["tokens"][key]  # dead grant: a new authorization is needed
+                    del data["tokens"][disc.key]  # dead grant: a new authorization is needed
                 log.info("token refresh failed: %s", exc)
                 return None
             return self._put_token(data, disc, answer, token, None, client)
