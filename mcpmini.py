@@ -3090,8 +3090,7 @@ def _default_open_browser(url: str) -> None:
 
 def _supported(exc: RemoteError) -> list[str]:
     """The versions an error lists in ``data.supported`` (-32022 carries them)."""
-    versions = _object(exc.data).get("supported")
-    return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
+    return [v for v in _listed(_object(exc.data).get("supported")) if isinstance(v, str)]
 
 
 def _not_mcp_http(exc: BaseException) -> str:
