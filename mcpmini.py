@@ -3414,6 +3414,13 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
     return items, ttl
 
 
+def _changes(old: JSON, new: JSON, shown: Callable[[list[str]], Any] = list) -> str:
+    """What differs between two {name: digest} maps, in words ("" when nothing): ``added a, b; removed c``."""
+    return "; ".join(f"{how} {', '.join(shown(names))}" for how, names in (
+        ("added", [n for n in new if n not in old]), ("removed", [n for n in old if n not in new]),
+        ("changed", [n for n in new if n in old and old[n] != new[n]])) if names)
+
+
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     """What changed in a server's tools since a command last listed them, in words (None: nothing,
     or a new server). A tool whose description or schema changes can turn a trusted server hostile."""
@@ -3425,10 +3432,8 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     file.put(client.key, digests, last=MAX_REMEMBERED_SERVERS)
     if not isinstance(old, dict) or old == digests:
         return None
-    parts = [f"{what} {', '.join(_visible(n, one_line=True) for n in names)}" for what, names in (
-        ("added", sorted(set(digests) - set(old))), ("removed", sorted(set(old) - set(digests))),
-        ("changed", sorted(n for n in digests if n in old and old[n] != digests[n]))) if names]
-    return f"{client.name}: its tools changed since they were last listed: {'; '.join(parts)}"
+    return f"{client.name}: its tools changed since they were last listed: " + _changes(
+        old, digests, lambda names: (_visible(n, one_line=True) for n in sorted(names)))
 
 
 class _ListStore:
@@ -4048,13 +4053,10 @@ def _trust_news(path: str, servers: dict[str, ServerConfig]) -> str:
     record = next((r for r in _approvals() if r.get("path") == os.path.abspath(path)), None)
     if record is None:
         return "not yet approved"
-    old, new = record.get("servers"), _entry_digests(servers)
+    old = record.get("servers")
     if not isinstance(old, dict):
         return "changed since you approved it"
-    changes = [f"{how} {', '.join(names)}" for how, names in (
-        ("added", [n for n in new if n not in old]), ("removed", [n for n in old if n not in new]),
-        ("changed", [n for n in new if n in old and old[n] != new[n]])) if names]
-    return f"changed since you approved it ({'; '.join(changes) or 'formatting only'})"
+    return f"changed since you approved it ({_changes(old, _entry_digests(servers)) or 'formatting only'})"
 
 
 def _config_paths(files: list[str] | None, cwd: str | None = None) -> list[tuple[str, str]]:
