@@ -2459,6 +2459,7 @@ class _Discovery:
     issuer: str              # the AS issuer, the identical string of its metadata
     meta: JSON               # AS metadata
     prm: JSON
+    key = property(lambda self: f"{self.issuer} {self.resource}")   # of its tokens in the store
 
 
 def _canonical_url(url: str) -> str:
@@ -2592,8 +2593,7 @@ class _OAuth:
                 return True
             # 403 insufficient_scope: a new authorization with the union (a refresh cannot widen)
             async with self.store.locked() as data:   # remembered: the next login asks for it too
-                token = _object(data["tokens"].get(f"{disc.issuer} {disc.resource}"))
-                had = self._requested_scope or token.get("scope") or ""
+                had = self._requested_scope or _object(data["tokens"].get(disc.key)).get("scope") or ""
                 wanted = " ".join(dict.fromkeys(f"{had} {params.get('scope') or ''}".split()))
                 self._index(data, disc, wanted)
             await self._authorize(disc, wanted or None)
@@ -2772,7 +2772,7 @@ class _OAuth:
     def _stored_client(self, data: JSON, disc: _Discovery) -> JSON | None:
         if self.client_id:
             return self._configured_client(disc.meta)
-        token = data["tokens"].get(f"{disc.issuer} {disc.resource}") or {}
+        token = data["tokens"].get(disc.key) or {}
         if token.get("client_id") and token.get("client_kind") == "cimd":
             return {"client_id": token["client_id"], "token_endpoint_auth_method": "none", "kind": "cimd"}
         return _object(data["clients"].get(disc.issuer)) or None
@@ -2820,7 +2820,7 @@ class _OAuth:
                   "expires_at": int(time.time() + ttl) if isinstance(ttl, (int, float)) else None}
         if client.get("kind") == "cimd":
             record.update(client_id=client["client_id"], client_kind="cimd")
-        data["tokens"][f"{disc.issuer} {disc.resource}"] = record
+        data["tokens"][disc.key] = record
         self._index(data, disc)
         return record
 
@@ -2832,8 +2832,7 @@ class _OAuth:
         """Refresh under the store lock: re-read; when another process already rotated, take
         its token; else redeem ours. None when there is nothing (valid) to refresh with."""
         async with self.store.locked() as data:
-            key = f"{disc.issuer} {disc.resource}"
-            token = data["tokens"].get(key) or {}
+            token = data["tokens"].get(disc.key) or {}
             if token and token.get("access_token") != had and \
                     (token.get("expires_at") or float("inf")) - OAUTH_REFRESH_MARGIN > time.time():
                 self._index(data, disc)   # maybe another URL's (or AS's) token: point this server at it
@@ -2847,7 +2846,7 @@ class _OAuth:
                     "resource": disc.resource})
             except AuthError as exc:
                 if exc.oauth_error == "invalid_grant":
-                    del data["tokens"][key]  # dead grant: a new authorization is needed
+                    del data["tokens"][disc.key]  # dead grant: a new authorization is needed
                 log.info("token refresh failed: %s", exc)
                 return None
             return self._put_token(data, disc, answer, token, None, client)
@@ -3090,8 +3089,7 @@ def _default_open_browser(url: str) -> None:
 
 def _supported(exc: RemoteError) -> list[str]:
     """The versions an error lists in ``data.supported`` (-32022 carries them)."""
-    versions = _object(exc.data).get("supported")
-    return [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
+    return [v for v in _listed(_object(exc.data).get("supported")) if isinstance(v, str)]
 
 
 def _not_mcp_http(exc: BaseException) -> str:
@@ -3415,6 +3413,13 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
     return items, ttl
 
 
+def _changes(old: JSON, new: JSON, shown: Callable[[list[str]], Any] = list) -> str:
+    """What differs between two {name: digest} maps, in words ("" when nothing): ``added a, b; removed c``."""
+    return "; ".join(f"{how} {', '.join(shown(names))}" for how, names in (
+        ("added", [n for n in new if n not in old]), ("removed", [n for n in old if n not in new]),
+        ("changed", [n for n in new if n in old and old[n] != new[n]])) if names)
+
+
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     """What changed in a server's tools since a command last listed them, in words (None: nothing,
     or a new server). A tool whose description or schema changes can turn a trusted server hostile."""
@@ -3426,10 +3431,8 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     file.put(client.key, digests, last=MAX_REMEMBERED_SERVERS)
     if not isinstance(old, dict) or old == digests:
         return None
-    parts = [f"{what} {', '.join(_visible(n, one_line=True) for n in names)}" for what, names in (
-        ("added", sorted(set(digests) - set(old))), ("removed", sorted(set(old) - set(digests))),
-        ("changed", sorted(n for n in digests if n in old and old[n] != digests[n]))) if names]
-    return f"{client.name}: its tools changed since they were last listed: {'; '.join(parts)}"
+    return f"{client.name}: its tools changed since they were last listed: " + _changes(
+        old, digests, lambda names: (_visible(n, one_line=True) for n in sorted(names)))
 
 
 class _ListStore:
@@ -4049,13 +4052,10 @@ def _trust_news(path: str, servers: dict[str, ServerConfig]) -> str:
     record = next((r for r in _approvals() if r.get("path") == os.path.abspath(path)), None)
     if record is None:
         return "not yet approved"
-    old, new = record.get("servers"), _entry_digests(servers)
+    old = record.get("servers")
     if not isinstance(old, dict):
         return "changed since you approved it"
-    changes = [f"{how} {', '.join(names)}" for how, names in (
-        ("added", [n for n in new if n not in old]), ("removed", [n for n in old if n not in new]),
-        ("changed", [n for n in new if n in old and old[n] != new[n]])) if names]
-    return f"changed since you approved it ({'; '.join(changes) or 'formatting only'})"
+    return f"changed since you approved it ({_changes(old, _entry_digests(servers)) or 'formatting only'})"
 
 
 def _config_paths(files: list[str] | None, cwd: str | None = None) -> list[tuple[str, str]]:
