@@ -5141,9 +5141,9 @@ class _Bridge:
     def receive(self, message: Any) -> None:
         """Take one message from downstream; answers go out through ``send``."""
         for item in message if isinstance(message, list) else [message]:
-            method, rid = _object(item).get("method"), _object(item).get("id")
-            if not isinstance(item, dict) or not isinstance(rid, (int, str, type(None))):
+            if not isinstance(item, dict) or not isinstance(rid := item.get("id"), (int, str, type(None))):
                 continue
+            method = item.get("method")
             if not isinstance(method, str):                       # an answer to us
                 if (future := self.asked.get(rid)) is not None:
                     _settle(future, item)
