@@ -49,7 +49,6 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
-import hmac
 import inspect
 import json
 import logging
@@ -5141,9 +5140,9 @@ class _Bridge:
     def receive(self, message: Any) -> None:
         """Take one message from downstream; answers go out through ``send``."""
         for item in message if isinstance(message, list) else [message]:
-            method, rid = _object(item).get("method"), _object(item).get("id")
-            if not isinstance(item, dict) or not isinstance(rid, (int, str, type(None))):
+            if not isinstance(item, dict) or not isinstance(rid := item.get("id"), (int, str, type(None))):
                 continue
+            method = item.get("method")
             if not isinstance(method, str):                       # an answer to us
                 if (future := self.asked.get(rid)) is not None:
                     _settle(future, item)
@@ -5257,7 +5256,7 @@ class _Bridge:
     def _notified_upstream(self, method: str, params: JSON) -> None:
         """Progress (with the client's own token) and logs go back; a modern client gets nothing else."""
         if self.era == "legacy" or method in ("notifications/progress", "notifications/message"):
-            asyncio.ensure_future(self.send({"jsonrpc": "2.0", "method": method, "params": params}))
+            asyncio.ensure_future(self.send(_message(method, params)))
 
     async def _asked_upstream(self, method: str, params: JSON) -> JSON:
         """A request from the upstream server: asked of a legacy client as it is; for a modern
@@ -5278,7 +5277,7 @@ class _Bridge:
         rid = self.next_id = self.next_id + 1   # (another question may be asked meanwhile)
         future = self.asked[rid] = asyncio.get_running_loop().create_future()
         try:
-            await self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+            await self.send(_message(method, params, id=rid))
             reply = await asyncio.wait_for(future, self.client.timeout if self.client else DEFAULT_TIMEOUT)
         except asyncio.TimeoutError:
             raise RemoteError(INTERNAL_ERROR, f"the bridged client did not answer {method}") from None
@@ -5413,6 +5412,7 @@ class _HTTPDownstream:
             return 404
         if headers.get("host") not in self.hosts or (origin and urlsplit(origin).netloc not in self.hosts):
             return 403   # another site's page talking to a loopback port (DNS rebinding)
+        import hmac   # here: only a bridge on HTTP needs it
         sent, wanted = headers.get("authorization", "").encode(), f"Bearer {self.token}".encode()
         if self.token and not hmac.compare_digest(sent, wanted):   # in constant time
             return 401
