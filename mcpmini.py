@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the mcpmini authors
 """mcpmini — a one-file Model Context Protocol (MCP) client and command line.
 
 Library quick start::
@@ -102,7 +104,8 @@ PROGRESS_TIMEOUT_CAP = 600.0    # progress notifications extend a timeout, up to
 SHUTDOWN_GRACE = 2.0            # after closing stdin, then after SIGTERM
 EXIT_GRACE = 0.5                # a dead server's pipe may hold its last words for this long
 CANCEL_TIMEOUT = 1.0            # bound on sending a cancellation
-HEARTBEAT_BACKOFF_MAX = 60.0    # the longest wait between two reconnects of a lost server
+RECONNECT_BACKOFF = (0.5, 10.0) # after a failed reconnect the next waits 0.5 s, doubling up to 10 s
+RECONNECT_FAILURES = 3          # failed reconnects in a row that open the circuit breaker
 MAX_MESSAGE_SIZE = 256 << 20    # one JSON-RPC message; above it the connection fails
 READ_CHUNK = 1 << 20
 STDERR_TAIL_LINES = 20
@@ -3419,6 +3422,13 @@ def _changes(old: JSON, new: JSON, shown: Callable[[list[str]], Any] = list) -> 
         ("changed", [n for n in new if n in old and old[n] != new[n]])) if names)
 
 
+def _server_key(server: ServerConfig) -> str:
+    """A server's stable identity (URL, or command and folder): the era and tool digest key."""
+    if server.url:
+        return f"url {server.url}"
+    return "cmd " + json.dumps([[server.command or "", *server.args], os.path.abspath(server.cwd or os.getcwd())])
+
+
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     """What changed in a server's tools since a command last listed them, in words (None: nothing,
     or a new server). A tool whose description or schema changes can turn a trusted server hostile."""
@@ -3435,15 +3445,54 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
 
 
 class _ListStore:
-    """The persistent list cache (lists.json): each server's last tools/list, for typing the
+    """A client's lists: each kept for the connection while fresh (its ttlMs in 2026-07-28, until
+    list_changed in legacy), the tools' schemas (for Mcp-Param-* headers), and the persistent list
+    cache (lists.json, unless ``persist`` is false): each server's last tools/list, for typing the
     arguments of ``call`` and shell completion; fresh for its ttlMs (2026-07-28) or
     LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no secret reaches the file) of the OAuth token
     in use (digest §caching: no list is shared across tokens) and of the URL and headers, or of
     the command line, folder, environment and the mtimes of the program (on PATH) and of its
     first file argument (the script of ``python3 server.py``): an edited server has a new key."""
 
-    def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
-        self.server, self.auth, self.file = server, auth, _CacheFile("lists.json")
+    def __init__(self, server: ServerConfig, auth: _OAuth | None, persist: bool = True) -> None:
+        self.server, self.auth, self.file = server, auth, _CacheFile("lists.json") if persist else None
+        self.kept: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
+        self.schemas: dict[str, Any] = {}      # tool -> inputSchema
+        self.dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
+        self.from_cache: set[str] = set()      # list methods whose last answer came from the file
+
+    async def list(self, era: _Era | None, request: Callable[..., Awaitable[JSON]], label: str, method: str,
+                   key: str, refresh: bool, stored: bool = False) -> list[JSON]:
+        """``method``'s items: kept ones while fresh, the file's (``stored``: tools/list) while fresh, else asked."""
+        if era and era.capabilities is not None and method.partition("/")[0] not in era.capabilities:
+            return []   # not offered: nothing to ask (as the Inspector shows it)
+        self.from_cache.discard(method)
+        until, items = self.kept.get(method, (0.0, []))
+        if not refresh and time.monotonic() < until:
+            return items
+        store = self.file and method == "tools/list"
+        if stored and store and (cached := self.get(method)) is not None:
+            self.from_cache.add(method)
+            self.keep_schemas(items := _usable(method, cached, label))   # request did not see them
+            return items
+        modern = era is not None and era.era == MODERN_VERSION
+        items, ttl = await _all_pages(request, method, key, modern, label)
+        if ttl > 0:
+            self.kept[method] = (time.monotonic() + ttl, items)
+        if store:
+            self.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
+        return items
+
+    def keep_schemas(self, tools: list[Any]) -> None:
+        self.schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools
+                             if isinstance(t, dict) and isinstance(t.get("name"), str)})
+
+    def changed(self, method: str) -> None:
+        """A list_changed notification: what it names is stale (the stored tools at once)."""
+        for stale in LIST_CHANGED.get(method, ()):
+            self.kept.pop(stale, None)
+        if method == "notifications/tools/list_changed" and self.file:
+            self.put("tools/list", [], 0.0)
 
     def _key(self, method: str) -> str:
         server = self.server
@@ -3462,7 +3511,7 @@ class _ListStore:
 
     def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
         """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
-        entry = _object(self.file.load().get(self._key(method)))
+        entry = _object(self.file.load().get(self._key(method))) if self.file else {}
         until = entry.get("stored" if stale_ok else "until")
         if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
                 time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0):
@@ -3486,6 +3535,98 @@ def _cached_tool_names(server: ServerConfig) -> list[str]:
     return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
+class _Recovery:
+    """How a client comes back (decision 31): the one rule of ``reconnect=True``, ``Servers`` (its
+    heartbeat too), ``ask`` and ``bridge``. A lost connection is reconnected each time it is lost, in
+    one attempt shared by all who lost it (``connect``: a new session, era and declarations learned
+    again); a request is sent again only if that cannot run it twice (``call``). Every reconnect
+    counts until a request succeeds: the next waits RECONNECT_BACKOFF, doubling, and after
+    RECONNECT_FAILURES the circuit breaker is open: reconnecting fails at once with the cause until
+    that wait is over, then the next call tries again. The client's ``on_event`` hears
+    ``server_lost``, ``server_back`` and (when the server has tools) ``tools_changed``."""
+
+    def __init__(self, client: Client, connect: Callable[[], Awaitable[None]]) -> None:
+        self.client, self._connect = client, connect
+        self.lost: BaseException | None = None   # why the connection was lost, until it is back
+        self.attempt: asyncio.Future | None = None
+        self.tries, self.until, self.connections = 0, 0.0, 0
+
+    def lose(self, exc: BaseException | None) -> None:
+        """The connection was lost (``exc``) or closed on purpose (None)."""
+        if exc is None or self.lost is None and not (self.attempt and not self.attempt.done()):
+            if exc is not None:
+                log.warning("%s: the connection was lost: %s", self.client.name, exc)
+                _emit(self.client.on_event, "server_lost", server=self.client.name, error=_why(exc))
+            self.lost = exc
+
+    async def connect(self) -> None:
+        if self.lost is None and not (self.attempt and not self.attempt.done()):
+            await self._connect()
+            self.connections += 1
+            return
+        mine = False
+        if self.attempt is None or self.attempt.done():
+            wait = self.until - time.monotonic()
+            if self.tries >= RECONNECT_FAILURES and wait > 0:
+                raise ConnectionClosed(f"{self.client.name}: not reconnecting for {wait:.1f} s after {self.tries} "
+                                       f"failed attempts in a row: {self.lost}") from self.lost
+            self.attempt, mine = asyncio.ensure_future(self._reconnect(wait)), True
+            _quiet(self.attempt)
+        await asyncio.shield(self.attempt)
+        if mine and self.client.on_event and "tools" in self.client.capabilities:   # the digest rule
+            with contextlib.suppress(MCPError, OSError):
+                if changes := _tool_list_changes(self.client, await self.client.list_tools(refresh=True)):
+                    _emit(self.client.on_event, "tools_changed", server=self.client.name, changes=changes)
+
+    async def _reconnect(self, wait: float) -> None:
+        client, lost = self.client, self.lost
+        await asyncio.sleep(wait)
+        self.tries += 1
+        try:
+            await self._connect()
+        except (MCPError, OSError) as exc:
+            self.lost = lost
+            raise ConnectionClosed(f"{client.name}: reconnecting after a lost connection ({lost}) "
+                                   f"failed: {exc}") from exc
+        finally:
+            self.until = time.monotonic() + min(RECONNECT_BACKOFF[0] * 2 ** (self.tries - 1), RECONNECT_BACKOFF[1])
+        self.lost, self.connections = None, self.connections + 1
+        log.info("%s: reconnected", client.name)
+        _emit(client.on_event, "server_back", server=client.name)
+
+    async def call(self, method: str, send: Callable[[], Awaitable[JSON]]) -> JSON:
+        """``send()`` one request. After a lost connection: reconnect (``reconnect``), then send it
+        again (once) if that cannot run it twice (it was never sent, or ``method`` is safe to
+        repeat); else fail saying that it may or may not have run (spec: a client SHOULD restart a
+        stdio server that exits)."""
+        for again in (False, True):
+            if self.lost is not None and not self.client.connected:
+                await self.connect()
+            connections, was = self.connections, self.client.connected
+            try:
+                result = await send()
+                self.tries = 0
+                return result
+            except ConnectionClosed as exc:
+                unsent = isinstance(exc, _NotSent)
+                if isinstance(exc, _SessionExpired) or not (was or unsent) or \
+                        connections == self.connections and self.client.connected:
+                    raise   # never connected, or still up (an HTTP exchange failed): nothing to reconnect
+                why = f"{exc}; reconnected for what comes next" if self.client.reconnect else str(exc)
+                if connections == self.connections and self.client.reconnect:   # nobody reconnected meanwhile
+                    self.lose(exc)
+                    try:
+                        await self.connect()
+                    except ConnectionClosed as failed:
+                        if unsent or method in SAFE_TO_REPEAT:
+                            raise
+                        why = str(failed)
+                if not unsent and method not in SAFE_TO_REPEAT:
+                    raise ConnectionClosed(_maybe_ran(why, method)) from exc
+                if again or not self.client.reconnect:
+                    raise
+
+
 class Client:
     """A connection to one MCP server, as an async context manager.
 
@@ -3499,8 +3640,9 @@ class Client:
     default ping and elicitation as above; ``on_notification(method, params)`` sees every
     notification. ``capabilities`` and ``client_info`` replace what is declared (a bridge
     declares its client's). ``list_cache`` False: the persistent list cache is neither read nor
-    written. ``reconnect``: when the connection is lost during a call, reconnect once (never after
-    a timeout or a cancellation). ``auth`` (HTTP only): a dict of ``_OAuth`` keywords
+    written. ``reconnect``: a lost connection is reconnected each time, with backoff and a circuit
+    breaker (see _Recovery); a request that may have run is not sent again. ``on_event(kind, info)``
+    hears ``server_lost``, ``server_back`` and ``tools_changed``. ``auth`` (HTTP only): a dict of ``_OAuth`` keywords
     (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an ``_OAuth``, or False.
     By default stored tokens are used and refreshed, a needed login is an AuthError naming
     ``mcpmini login`` (a browser opens only with ``interactive``); a static Authorization header
@@ -3516,7 +3658,8 @@ class Client:
                  on_elicit: Callable[[JSON], Any] | None = None, list_cache: bool = True, auth: Any = None,
                  trace: Callable[[str, str, Any], None] | None = None, capabilities: JSON | None = None,
                  on_request: Callable[[str, JSON], Any] | None = None, client_info: JSON | None = None,
-                 on_notification: Callable[[str, JSON], Any] | None = None) -> None:
+                 on_notification: Callable[[str, JSON], Any] | None = None,
+                 on_event: Callable[[str, JSON], Any] | None = None) -> None:
         if protocol not in ("auto", MODERN_VERSION, "legacy"):
             raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
         if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
@@ -3536,23 +3679,19 @@ class Client:
             timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
-        self.on_request, self.on_notification, self._trace = on_request, on_notification, trace
+        self.on_request, self.on_notification, self._trace, self.on_event = on_request, on_notification, trace, on_event
         self.declared, self.client_info, self.reconnect = capabilities, client_info, reconnect
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
         self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
         self.accept_defaults, self.auth = accept_defaults, _auth_for(self.server, auth)
         self._era_cache = _CacheFile("eras.json") if era_cache else None
-        self._store = _ListStore(self.server, self.auth) if list_cache else None
-        self.from_cache: set[str] = set()
+        self._lists = _ListStore(self.server, self.auth, persist=list_cache)
+        self.from_cache = self._lists.from_cache
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
         self._era: _Era | None = None
-        self._lists: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
-        self._schemas: dict[str, Any] = {}      # tool -> inputSchema, for Mcp-Param-* headers
-        self._dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
-        self._reconnecting: asyncio.Future | None = None
-        self._lost_session: _Session | None = None
+        self._recovery = _Recovery(self, self._connect)
 
     def __repr__(self) -> str:
         return f"<mcpmini.Client {self.name!r} era={self.era}>"
@@ -3578,13 +3717,7 @@ class Client:
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.close(fast=isinstance(exc_info[1], (asyncio.CancelledError, KeyboardInterrupt)))
 
-    @property
-    def key(self) -> str:
-        """The server's stable identity (URL, or command and folder): the era and tool digest key."""
-        if self.server.url:
-            return f"url {self.server.url}"
-        argv = [self.server.command or "", *self.server.args]
-        return "cmd " + json.dumps([argv, os.path.abspath(self.server.cwd or os.getcwd())])
+    key = property(lambda self: _server_key(self.server), doc="The era and tool digest key: see _server_key.")
 
     def _capabilities(self) -> JSON:
         """What we really support: elicitation only when someone can answer it."""
@@ -3610,9 +3743,13 @@ class Client:
         return self._session
 
     async def connect(self) -> None:
-        """Start the server (or reach the URL) and settle the era; bounded by ``timeout``."""
+        """Start the server (or reach the URL) and settle the era; bounded by ``timeout``. After a
+        lost connection, by the reconnect rule (_Recovery)."""
+        await self._recovery.connect()
+
+    async def _connect(self) -> None:
         await self.close(fast=True)
-        self._lists.clear()
+        self._lists.kept.clear()
         key = self.key
         cached = self._era_cache.load().get(key) if self._era_cache else None
         self._negotiation = _Negotiation(
@@ -3633,7 +3770,8 @@ class Client:
 
     async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
         """Shut the connection down, bounded; safe to call twice. Requests still waiting fail
-        at once, with ``cause`` when given."""
+        at once, with ``cause`` when given (then the connection counts as lost)."""
+        self._recovery.lose(cause)
         session, self._session = self._session, None
         if session is not None:
             await session.close(fast=fast, cause=cause)
@@ -3641,10 +3779,7 @@ class Client:
     # Incoming from the server ---------------------------------------------------------------
 
     def _on_notification(self, method: str, params: JSON) -> None:
-        for stale in LIST_CHANGED.get(method, ()):
-            self._lists.pop(stale, None)
-        if method == "notifications/tools/list_changed" and self._store:   # stale at once
-            self._store.put("tools/list", [], 0.0)
+        self._lists.changed(method)
         if self.on_notification:
             _call_quietly(self.on_notification, method, params)
         if method == "notifications/message":
@@ -3694,9 +3829,12 @@ class Client:
         stream that broke, an expired legacy HTTP session, -32022 (another version) and -32020
         (stale headers). ``complete``: for tools/call, prompts/get and resources/read, answer
         ``input_required`` rounds (MRTR) as the named methods do. ``progress``: the request id
-        is its progress token (``on_progress`` sees its notifications)."""
+        is its progress token (``on_progress`` sees its notifications). ``reconnect``: see _Recovery."""
         if complete and method in INPUT_METHODS:
             return await self._call(method, params or {}, timeout)
+        return await self._recovery.call(method, functools.partial(self._request, method, params, timeout, progress))
+
+    async def _request(self, method: str, params: JSON | None, timeout: float | None, progress: bool) -> JSON:
         if self._session is None or self._negotiation is None:
             raise ConnectionClosed(f"{self.name}: not connected (use 'async with Client(...)')")
         limit = self.timeout if timeout is None else float(timeout)
@@ -3706,7 +3844,7 @@ class Client:
                 call_params = dict(params or {})
                 call_params["_meta"] = {**self._negotiation.meta, **_object(call_params.get("_meta"))}
                 if method == "tools/call" and self.transport == "http" and params:
-                    headers = _param_headers(self._schemas.get(params.get("name")), params.get("arguments"))
+                    headers = _param_headers(self._lists.schemas.get(params.get("name")), params.get("arguments"))
             try:
                 result = await self._session.request(method, call_params, timeout=limit, headers=headers,
                                                      progress_token=progress, progress=self.on_progress)
@@ -3740,36 +3878,12 @@ class Client:
             raise ProtocolError(f"{method}: unknown resultType {kind!r}")
         if method == "tools/list" and isinstance(result.get("tools"), list):
             if self.era == MODERN_VERSION and self.transport == "http":   # spec MUST
-                result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._dropped)}
-            self._keep_schemas(result["tools"])
+                result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._lists.dropped)}
+            self._lists.keep_schemas(result["tools"])
         return result
 
-    def _keep_schemas(self, tools: list[Any]) -> None:
-        self._schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools
-                              if isinstance(t, dict) and isinstance(t.get("name"), str)})
-
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
-        """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with ``reconnect``
-        a lost connection started again once (spec: a client SHOULD restart a stdio server that
-        exits), shared by every caller that failed on it; resent only if that cannot run it twice."""
-        session = self._session
-        try:
-            return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
-        except ConnectionClosed as exc:
-            repeat = method in SAFE_TO_REPEAT or isinstance(exc, _NotSent)
-            if isinstance(exc, _SessionExpired) or session is None or (repeat and not self.reconnect):
-                raise
-            if self.reconnect:
-                if self._reconnecting is None:
-                    log.warning("%s: %s; reconnecting once", self.name, exc)
-                    self._lost_session = session
-                    self._reconnecting = asyncio.ensure_future(self.connect())
-                elif session is not self._lost_session:  # failed again after the reconnect
-                    raise
-                await asyncio.shield(self._reconnecting)
-            if not repeat:
-                why = f"{exc}; reconnected for what comes next" if self.reconnect else str(exc)
-                raise ConnectionClosed(_maybe_ran(why, method)) from exc
+        """tools/call, prompts/get, resources/read: progress and MRTR rounds, each round a request."""
         return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
 
     async def _mrtr(self, method: str, params: JSON, timeout: float | None) -> JSON:
@@ -3799,26 +3913,7 @@ class Client:
                                 f"{exc.message}") from None
 
     async def _list(self, method: str, key: str, refresh: bool, stored: bool = False) -> list[JSON]:
-        capabilities = self._era.capabilities if self._era else None
-        if capabilities is not None and method.partition("/")[0] not in capabilities:
-            return []   # not offered: nothing to ask (as the Inspector shows it)
-        self.from_cache.discard(method)
-        until, items = self._lists.get(method, (0.0, []))
-        if not refresh and time.monotonic() < until:
-            return items
-        store = self._store if method == "tools/list" else None
-        if stored and store and (cached := store.get(method)) is not None:
-            self.from_cache.add(method)
-            items = _usable(method, cached, self.name)
-            self._keep_schemas(items)   # request did not see them
-            return items
-        modern = self.era == MODERN_VERSION
-        items, ttl = await _all_pages(self.request, method, key, modern, self.name)
-        if ttl > 0:
-            self._lists[method] = (time.monotonic() + ttl, items)
-        if store:
-            store.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
-        return items
+        return await self._lists.list(self._era, self.request, self.name, method, key, refresh, stored)
 
     async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
         """Every tool of every page, as the server sent them (kept for the connection; see
@@ -4283,10 +4378,11 @@ class Servers:
     ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of :class:`Client`
     objects (connected or not) or of what ``Client()`` takes. Entering connects them concurrently; one
     that cannot be built or connected goes to ``failed`` (name -> exception), the others stay usable
-    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` unless
-    ``heartbeat`` (seconds): then idle connections are pinged at that rate, and a lost server is
-    reconnected in the background with backoff (calls to it fail at once, with the cause).
-    ``on_event(kind, info)`` reports ``server_failed``, ``server_lost`` and ``server_back``.
+    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True``: a lost
+    connection is reconnected by the next call (_Recovery). ``heartbeat`` (seconds): idle connections
+    are pinged at that rate, and a lost server is reconnected in the background by the same rule
+    (calls to it fail at once, with the cause). ``on_event(kind, info)`` reports ``server_failed``,
+    and for each client with no ``on_event`` of its own ``server_lost``, ``server_back`` and ``tools_changed``.
     ``list_tools()`` (and resources, prompts): every usable server's, each item with a ``server`` key."""
 
     def __init__(self, servers: Any = (), *, timeout: float | None = None, heartbeat: float | None = None,
@@ -4301,7 +4397,7 @@ class Servers:
         self._busy: dict[str, int] = {}           # its requests in flight (then it is not idle)
         self._told: set[str] = set()              # failures reported already
         self._watchers: list[asyncio.Task] = []
-        options = {"reconnect": not heartbeat, **({"timeout": timeout} if timeout else {}), **options}
+        options = {"reconnect": True, **({"timeout": timeout} if timeout else {}), **options}
         for name, item in servers.items() if isinstance(servers, dict) else [(None, s) for s in servers]:
             try:
                 client: Client | BaseException = item if isinstance(item, Client) else Client(item, **options)
@@ -4314,6 +4410,8 @@ class Servers:
                 unique = f"{name}-{n}"
             self.names.append(unique)
             (self._all if isinstance(client, Client) else self.failed)[unique] = client
+            if isinstance(client, Client) and on_event and client.on_event is None:
+                client.on_event = lambda kind, info, name=unique: on_event(kind, {**info, "server": name})
 
     clients = property(lambda self: {n: c for n, c in self._all.items() if n not in self.failed})
     instructions = property(lambda self: {n: c.instructions for n, c in self.clients.items() if c.instructions})
@@ -4353,21 +4451,18 @@ class Servers:
         if name not in self.failed:
             self.failed[name] = exc
             self._told.add(name)
-            _emit(self.on_event, "server_lost", server=name, error=_why(exc))
             await self._all[name].close(fast=True, cause=ConnectionClosed(f"{name}: lost: {exc}"))
 
     async def _watch(self, name: str, client: Client) -> None:
-        """One server's heartbeat: a ping when idle or broken, and reconnects with backoff."""
-        delay = base = self.heartbeat or 1.0
+        """One server's heartbeat: a ping when idle or broken; a lost one reconnected (_Recovery's rule)."""
+        base = self.heartbeat or 1.0
         while True:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(base)
             try:
                 if name in self.failed:
                     await client.connect()
-                    delay = base
                     self._opened.add(client)
                     del self.failed[name]
-                    _emit(self.on_event, "server_back", server=name)
                 elif not client.connected or not self._busy.get(name) and \
                         time.monotonic() - self._used.get(name, 0.0) >= base:
                     self._used[name] = time.monotonic()
@@ -4375,8 +4470,6 @@ class Servers:
             except RemoteError:
                 pass   # an answer, even an error, is a sign of life
             except (MCPError, OSError) as exc:
-                if name in self.failed:
-                    delay = min(delay * 2, HEARTBEAT_BACKOFF_MAX)
                 await self._lose(name, exc)   # a no-op while it is out
 
     async def request(self, server: str, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -4390,8 +4483,9 @@ class Servers:
         try:
             return await getattr(self._all[server], method)(*args, **kwargs)
         except (MCPError, OSError) as exc:
-            # gone (after the Client's own reconnect, if any), or going: nothing could be sent
-            if not self._all[server].connected or isinstance(exc, _NotSent):
+            # gone (a client that reconnects comes back by the next call), or going: nothing could be sent
+            if (self.heartbeat or not self._all[server].reconnect) and \
+                    (not self._all[server].connected or isinstance(exc, _NotSent)):
                 await self._lose(server, exc)
             raise
         finally:
