@@ -1004,8 +1004,9 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
             _settle(self._writable, None, self._closed_error("the server closed its input"))
             _quiet(self._writable)   # nobody may be waiting
         elif fd == 1 and not self._eof.done():
-            if self._partial and not self._lost:
-                self._line(self._partial)
+            if self._partial and not self._lost:   # a last line without its newline; one cut short
+                with contextlib.suppress(_Garbled):   # by the exit is the lost connection's (may have run)
+                    (message := _jsonrpc(self._partial)) is not None and self.deliver(message)
             _settle(self._eof, None)
             self._end(self._exit, 0.2)   # its exit status makes a better message
         elif fd == 2:
@@ -3460,6 +3461,7 @@ class _ListStore:
         self.schemas: dict[str, Any] = {}      # tool -> inputSchema
         self.dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
         self.from_cache: set[str] = set()      # list methods whose last answer came from the file
+        self.tools: list[JSON] | None = None   # the last tools/list (None: none yet)
 
     async def list(self, era: _Era | None, request: Callable[..., Awaitable[JSON]], label: str, method: str,
                    key: str, refresh: bool, stored: bool = False) -> list[JSON]:
@@ -3479,6 +3481,8 @@ class _ListStore:
         items, ttl = await _all_pages(request, method, key, modern, label)
         if ttl > 0:
             self.kept[method] = (time.monotonic() + ttl, items)
+        if method == "tools/list":
+            self.tools = items
         if store:
             self.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
         return items
@@ -3539,24 +3543,27 @@ class _Recovery:
     """How a client comes back (decision 31): the one rule of ``reconnect=True``, ``Servers`` (its
     heartbeat too), ``ask`` and ``bridge``. A lost connection is reconnected each time it is lost, in
     one attempt shared by all who lost it (``connect``: a new session, era and declarations learned
-    again); a request is sent again only if that cannot run it twice (``call``). Every reconnect
-    counts until a request succeeds: the next waits RECONNECT_BACKOFF, doubling, and after
-    RECONNECT_FAILURES the circuit breaker is open: reconnecting fails at once with the cause until
-    that wait is over, then the next call tries again. The client's ``on_event`` hears
-    ``server_lost``, ``server_back`` and (when the server has tools) ``tools_changed``."""
+    again; a changed tool list is told by the digest rule); a request is sent again only if that
+    cannot run it twice (``call``). Every reconnect counts until a request succeeds: the next waits
+    RECONNECT_BACKOFF, doubling, and after RECONNECT_FAILURES the circuit breaker is open: reconnecting
+    fails at once with the cause until that wait is over, then the next call tries again. The
+    client's ``on_event`` hears ``server_lost``, ``server_back`` and ``tools_changed``."""
 
-    def __init__(self, client: Client, connect: Callable[[], Awaitable[None]]) -> None:
-        self.client, self._connect = client, connect
+    def __init__(self, client: Client, connect: Callable[[], Awaitable[None]], lists: _ListStore) -> None:
+        self.client, self._connect, self.lists = client, connect, lists
         self.lost: BaseException | None = None   # why the connection was lost, until it is back
         self.attempt: asyncio.Future | None = None
         self.tries, self.until, self.connections = 0, 0.0, 0
+
+    def _tell(self, kind: str, **info: Any) -> None:
+        _emit(self.client.on_event, kind, server=self.client.name, **info)
 
     def lose(self, exc: BaseException | None) -> None:
         """The connection was lost (``exc``) or closed on purpose (None)."""
         if exc is None or self.lost is None and not (self.attempt and not self.attempt.done()):
             if exc is not None:
                 log.warning("%s: the connection was lost: %s", self.client.name, exc)
-                _emit(self.client.on_event, "server_lost", server=self.client.name, error=_why(exc))
+                self._tell("server_lost", error=_why(exc))
             self.lost = exc
 
     async def connect(self) -> None:
@@ -3564,56 +3571,58 @@ class _Recovery:
             await self._connect()
             self.connections += 1
             return
-        mine = False
+        tools = None
         if self.attempt is None or self.attempt.done():
             wait = self.until - time.monotonic()
             if self.tries >= RECONNECT_FAILURES and wait > 0:
-                raise ConnectionClosed(f"{self.client.name}: not reconnecting for {wait:.1f} s after {self.tries} "
-                                       f"failed attempts in a row: {self.lost}") from self.lost
-            self.attempt, mine = asyncio.ensure_future(self._reconnect(wait)), True
+                raise ConnectionClosed(f"{self.client.name}: not reconnecting for {wait:.1f} s after "
+                                       f"{self.tries} failed attempts in a row: {self.lost}") from self.lost
+            tools = self.lists.tools if self.client.on_event else None   # compared after this attempt
+            self.attempt = asyncio.ensure_future(self._reconnect(wait))
             _quiet(self.attempt)
         await asyncio.shield(self.attempt)
-        if mine and self.client.on_event and "tools" in self.client.capabilities:   # the digest rule
+        if tools is not None:
             with contextlib.suppress(MCPError, OSError):
+                _tool_list_changes(self.client, tools)   # the digest rule: what the lost connection listed
                 if changes := _tool_list_changes(self.client, await self.client.list_tools(refresh=True)):
-                    _emit(self.client.on_event, "tools_changed", server=self.client.name, changes=changes)
+                    self._tell("tools_changed", changes=changes)
 
     async def _reconnect(self, wait: float) -> None:
-        client, lost = self.client, self.lost
+        lost = self.lost
         await asyncio.sleep(wait)
         self.tries += 1
         try:
             await self._connect()
         except (MCPError, OSError) as exc:
-            self.lost = lost
-            raise ConnectionClosed(f"{client.name}: reconnecting after a lost connection ({lost}) "
+            self.lost = exc   # the cause the circuit breaker names
+            raise ConnectionClosed(f"{self.client.name}: reconnecting after a lost connection ({lost}) "
                                    f"failed: {exc}") from exc
         finally:
             self.until = time.monotonic() + min(RECONNECT_BACKOFF[0] * 2 ** (self.tries - 1), RECONNECT_BACKOFF[1])
         self.lost, self.connections = None, self.connections + 1
-        log.info("%s: reconnected", client.name)
-        _emit(client.on_event, "server_back", server=client.name)
+        self._tell("server_back")
 
     async def call(self, method: str, send: Callable[[], Awaitable[JSON]]) -> JSON:
         """``send()`` one request. After a lost connection: reconnect (``reconnect``), then send it
         again (once) if that cannot run it twice (it was never sent, or ``method`` is safe to
         repeat); else fail saying that it may or may not have run (spec: a client SHOULD restart a
         stdio server that exits)."""
+        client = self.client
         for again in (False, True):
-            if self.lost is not None and not self.client.connected:
-                await self.connect()
-            connections, was = self.connections, self.client.connected
+            if self.attempt and not self.attempt.done() or self.lost is not None and not client.connected:
+                await self.connect()   # joins the attempt under way
+            connections, was = self.connections, client.connected
             try:
                 result = await send()
                 self.tries = 0
                 return result
             except ConnectionClosed as exc:
-                unsent = isinstance(exc, _NotSent)
+                unsent, still = isinstance(exc, _NotSent), connections == self.connections
                 if isinstance(exc, _SessionExpired) or not (was or unsent) or \
-                        connections == self.connections and self.client.connected:
+                        still and client.connected and client.transport != "stdio":
                     raise   # never connected, or still up (an HTTP exchange failed): nothing to reconnect
-                why = f"{exc}; reconnected for what comes next" if self.client.reconnect else str(exc)
-                if connections == self.connections and self.client.reconnect:   # nobody reconnected meanwhile
+                why = f"{exc}; reconnected for what comes next" if client.reconnect else str(exc)
+                if still and client.reconnect:   # nobody reconnected meanwhile
                     self.lose(exc)
                     try:
                         await self.connect()
@@ -3623,7 +3632,7 @@ class _Recovery:
                         why = str(failed)
                 if not unsent and method not in SAFE_TO_REPEAT:
                     raise ConnectionClosed(_maybe_ran(why, method)) from exc
-                if again or not self.client.reconnect:
+                if again or not client.reconnect:
                     raise
 
 
@@ -3691,7 +3700,7 @@ class Client:
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
         self._era: _Era | None = None
-        self._recovery = _Recovery(self, self._connect)
+        self._recovery = _Recovery(self, self._connect, self._lists)
 
     def __repr__(self) -> str:
         return f"<mcpmini.Client {self.name!r} era={self.era}>"
@@ -4979,7 +4988,7 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
     the answer text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
     ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked again, for
     the rest of the run, without a field the server refused, or unstreamed), ``reply``, ``tool_call``,
-    ``tool_result`` and ``server_lost``. A longer tool result than ``max_result_chars`` is cut for the
+    ``tool_result``, ``server_lost`` and ``server_back``. A longer tool result than ``max_result_chars`` is cut for the
     model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
     or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
     step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``.
@@ -5175,8 +5184,7 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     except RemoteError as exc:
         return answer(f"Error: the tool failed with JSON-RPC error {exc.code}: {exc.message}")
     except (MCPError, OSError) as exc:
-        # reconnect=True retried once already: a server gone again is lost (server_lost) for the run
-        if server_name in servers.failed:
+        if server_name in servers.failed:   # out of use (Servers' heartbeat)
             return answer(f"Error: the MCP server {server_name!r} failed: {exc}")
         return answer(f"Error: {exc}")
     text = result_text(result)
@@ -5760,7 +5768,7 @@ class _Output(logging.Handler):
             if self.calls:
                 self.wait(f"calling {next(iter(self.calls.values()))[0]}")
         elif kind == "server_lost":
-            self.note(f"mcpmini: server {info['server']} failed and is not used any more: {info['error']}")
+            self.note(f"mcpmini: lost server {info['server']} ({info['error']}); reconnecting")
         elif kind == "retry":
             self.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
                      f"{info['attempt']} in {info['delay']:g} s")
