@@ -3617,15 +3617,16 @@ class _Recovery:
                 self.tries = 0
                 return result
             except ConnectionClosed as exc:
-                unsent, still = isinstance(exc, _NotSent), connections == self.connections
-                if isinstance(exc, _SessionExpired) or not (was or unsent) or \
-                        still and client.connected and client.transport != "stdio":
-                    raise   # never connected, or still up (an HTTP exchange failed): nothing to reconnect
-                why = f"{exc}; reconnected for what comes next" if client.reconnect else str(exc)
-                if still and client.reconnect:   # nobody reconnected meanwhile
+                unsent, why = isinstance(exc, _NotSent), str(exc)
+                if isinstance(exc, _SessionExpired) or not (was or unsent):
+                    raise   # never connected
+                # lost, and nobody reconnected meanwhile (a broken HTTP exchange leaves the session up)
+                if connections == self.connections and client.reconnect and \
+                        not (client.connected and client.transport != "stdio"):
                     self.lose(exc)
                     try:
                         await self.connect()
+                        why += "; reconnected for what comes next"
                     except ConnectionClosed as failed:
                         if unsent or method in SAFE_TO_REPEAT:
                             raise
@@ -3858,8 +3859,8 @@ class Client:
                 result = await self._session.request(method, call_params, timeout=limit, headers=headers,
                                                      progress_token=progress, progress=self.on_progress)
             except _StreamBroken as exc:
-                if attempt or method not in SAFE_TO_REPEAT:   # never run twice
-                    raise ConnectionClosed(_maybe_ran(str(exc), method)) from None
+                if attempt or method not in SAFE_TO_REPEAT:   # never run twice (_Recovery.call says so)
+                    raise
                 log.info("%s: %s; sending it again as a new request", self.name, exc)
                 continue
             except _SessionExpired:
