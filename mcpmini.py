@@ -3446,11 +3446,9 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
 
 
 class _ListStore:
-    """A client's lists: each kept for the connection while fresh (its ttlMs in 2026-07-28, until
-    list_changed in legacy), the tools' schemas (for Mcp-Param-* headers), and the persistent list
-    cache (lists.json, unless ``persist`` is false): each server's last tools/list, for typing the
-    arguments of ``call`` and shell completion; fresh for its ttlMs (2026-07-28) or
-    LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no secret reaches the file) of the OAuth token
+    """A client's lists, kept for the connection while fresh, and (``persist``) the persistent list
+    cache, lists.json: each server's last tools/list, for typing the arguments of ``call`` and shell
+    completion; fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no secret reaches the file) of the OAuth token
     in use (digest §caching: no list is shared across tokens) and of the URL and headers, or of
     the command line, folder, environment and the mtimes of the program (on PATH) and of its
     first file argument (the script of ``python3 server.py``): an edited server has a new key."""
@@ -3540,39 +3538,34 @@ def _cached_tool_names(server: ServerConfig) -> list[str]:
 
 
 class _Recovery:
-    """How a client comes back (decision 31): the one rule of ``reconnect=True``, ``Servers`` (its
-    heartbeat too), ``ask`` and ``bridge``. A lost connection is reconnected each time it is lost, in
-    one attempt shared by all who lost it (``connect``: a new session, era and declarations learned
-    again; a changed tool list is told by the digest rule); a request is sent again only if that
-    cannot run it twice (``call``). Every reconnect counts until a request succeeds: the next waits
-    RECONNECT_BACKOFF, doubling, and after RECONNECT_FAILURES the circuit breaker is open: reconnecting
-    fails at once with the cause until that wait is over, then the next call tries again. The
-    client's ``on_event`` hears ``server_lost``, ``server_back`` and ``tools_changed``."""
+    """How a client comes back (decision 31), one rule for ``reconnect=True``, ``Servers`` (and its
+    heartbeat), ``ask`` and ``bridge``: a lost connection is reconnected each time, in one attempt
+    shared by all who lost it (era and declarations learned again, a changed tool list told by the
+    digest rule); a request is resent only if that cannot run it twice. Reconnects count until a
+    request succeeds: each waits RECONNECT_BACKOFF (doubling); after RECONNECT_FAILURES the circuit
+    breaker is open, failing at once with the cause until that wait is over. The client's
+    ``on_event`` hears ``server_lost``, ``server_back`` and ``tools_changed``."""
 
     def __init__(self, client: Client, connect: Callable[[], Awaitable[None]], lists: _ListStore) -> None:
         self.client, self._connect, self.lists = client, connect, lists
         self.lost: BaseException | None = None   # why the connection was lost, until it is back
         self.attempt: asyncio.Future | None = None
-        self.tries, self.until, self.connections = 0, 0.0, 0
+        self.tries, self.until = 0, 0.0
 
-    def _tell(self, kind: str, **info: Any) -> None:
-        _emit(self.client.on_event, kind, server=self.client.name, **info)
+    busy = property(lambda self: self.attempt is not None and not self.attempt.done())
 
     def lose(self, exc: BaseException | None) -> None:
-        """The connection was lost (``exc``) or closed on purpose (None)."""
-        if exc is None or self.lost is None and not (self.attempt and not self.attempt.done()):
-            if exc is not None:
-                log.warning("%s: the connection was lost: %s", self.client.name, exc)
-                self._tell("server_lost", error=_why(exc))
+        if exc is not None and self.lost is None and not self.busy:
             self.lost = exc
+            log.warning("%s: the connection was lost: %s", self.client.name, exc)
+            _emit(self.client.on_event, "server_lost", server=self.client.name, error=_why(exc))
 
     async def connect(self) -> None:
-        if self.lost is None and not (self.attempt and not self.attempt.done()):
-            await self._connect()
-            self.connections += 1
-            return
+        """Client.connect; after a loss, by the rule above."""
+        if self.lost is None and not self.busy:
+            return await self._connect()
         tools = None
-        if self.attempt is None or self.attempt.done():
+        if not self.busy:
             wait = self.until - time.monotonic()
             if self.tries >= RECONNECT_FAILURES and wait > 0:
                 raise ConnectionClosed(f"{self.client.name}: not reconnecting for {wait:.1f} s after "
@@ -3585,12 +3578,11 @@ class _Recovery:
             with contextlib.suppress(MCPError, OSError):
                 _tool_list_changes(self.client, tools)   # the digest rule: what the lost connection listed
                 if changes := _tool_list_changes(self.client, await self.client.list_tools(refresh=True)):
-                    self._tell("tools_changed", changes=changes)
+                    _emit(self.client.on_event, "tools_changed", server=self.client.name, changes=changes)
 
     async def _reconnect(self, wait: float) -> None:
-        lost = self.lost
         await asyncio.sleep(wait)
-        self.tries += 1
+        self.tries, lost = self.tries + 1, self.lost
         try:
             await self._connect()
         except (MCPError, OSError) as exc:
@@ -3599,19 +3591,17 @@ class _Recovery:
                                    f"failed: {exc}") from exc
         finally:
             self.until = time.monotonic() + min(RECONNECT_BACKOFF[0] * 2 ** (self.tries - 1), RECONNECT_BACKOFF[1])
-        self.lost, self.connections = None, self.connections + 1
-        self._tell("server_back")
+        self.lost = None
+        _emit(self.client.on_event, "server_back", server=self.client.name)
 
     async def call(self, method: str, send: Callable[[], Awaitable[JSON]]) -> JSON:
-        """``send()`` one request. After a lost connection: reconnect (``reconnect``), then send it
-        again (once) if that cannot run it twice (it was never sent, or ``method`` is safe to
-        repeat); else fail saying that it may or may not have run (spec: a client SHOULD restart a
-        stdio server that exits)."""
+        """``send()`` one request; once lost, reconnected (spec: a client SHOULD restart a stdio server
+        that exits) and resent if never sent or safe to repeat, else failed as one that may have run."""
         client = self.client
         for again in (False, True):
-            if self.attempt and not self.attempt.done() or self.lost is not None and not client.connected:
+            if self.busy or self.lost is not None and not client.connected:
                 await self.connect()   # joins the attempt under way
-            connections, was = self.connections, client.connected
+            attempt, was = self.attempt, client.connected
             try:
                 result = await send()
                 self.tries = 0
@@ -3621,8 +3611,7 @@ class _Recovery:
                 if isinstance(exc, _SessionExpired) or not (was or unsent):
                     raise   # never connected
                 # lost, and nobody reconnected meanwhile (a broken HTTP exchange leaves the session up)
-                if connections == self.connections and client.reconnect and \
-                        not (client.connected and client.transport != "stdio"):
+                if self.attempt is attempt and client.reconnect and not (client.connected and client.transport != "stdio"):
                     self.lose(exc)
                     try:
                         await self.connect()
