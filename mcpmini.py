@@ -3470,8 +3470,7 @@ class _ListStore:
         until, items = self.kept.get(method, (0.0, []))
         if not refresh and time.monotonic() < until:
             return items
-        store = self.file and method == "tools/list"
-        if stored and store and (cached := self.get(method)) is not None:
+        if stored and self.file and (cached := self.get(method)) is not None:   # (tools/list only)
             self.from_cache.add(method)
             self.keep_schemas(items := _usable(method, cached, label))   # request did not see them
             return items
@@ -3481,8 +3480,8 @@ class _ListStore:
             self.kept[method] = (time.monotonic() + ttl, items)
         if method == "tools/list":
             self.tools = items
-        if store:
-            self.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
+            if self.file:
+                self.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
         return items
 
     def keep_schemas(self, tools: list[Any]) -> None:
@@ -3742,8 +3741,7 @@ class Client:
         return self._session
 
     async def connect(self) -> None:
-        """Start the server (or reach the URL) and settle the era; bounded by ``timeout``. After a
-        lost connection, by the reconnect rule (_Recovery)."""
+        """Start the server (or reach the URL) and settle the era; bounded by ``timeout`` (after a loss: _Recovery)."""
         await self._recovery.connect()
 
     async def _connect(self) -> None:
@@ -4377,11 +4375,11 @@ class Servers:
     ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of :class:`Client`
     objects (connected or not) or of what ``Client()`` takes. Entering connects them concurrently; one
     that cannot be built or connected goes to ``failed`` (name -> exception), the others stay usable
-    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True``: a lost
-    connection is reconnected by the next call (_Recovery). ``heartbeat`` (seconds): idle connections
-    are pinged at that rate, and a lost server is reconnected in the background by the same rule
-    (calls to it fail at once, with the cause). ``on_event(kind, info)`` reports ``server_failed``,
-    and for each client with no ``on_event`` of its own ``server_lost``, ``server_back`` and ``tools_changed``.
+    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` (_Recovery).
+    ``heartbeat`` (seconds): idle connections are pinged at that rate, and a lost server is reconnected
+    in the background by the same rule (calls to it fail at once, with the cause). ``on_event(kind,
+    info)`` reports ``server_failed``, and ``server_lost``, ``server_back`` and ``tools_changed`` of
+    each client with no ``on_event`` of its own.
     ``list_tools()`` (and resources, prompts): every usable server's, each item with a ``server`` key."""
 
     def __init__(self, servers: Any = (), *, timeout: float | None = None, heartbeat: float | None = None,
