@@ -3427,7 +3427,7 @@ def _server_key(server: ServerConfig) -> str:
     """A server's stable identity (URL, or command and folder): the era and tool digest key."""
     if server.url:
         return f"url {server.url}"
-    return "cmd " + json.dumps([[server.command or "", *server.args], os.path.abspath(server.cwd or os.getcwd())])
+    return "cmd " + json.dumps([[server.command or "", *server.args], os.path.abspath(server.cwd or ".")])
 
 
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
@@ -3448,10 +3448,11 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
 class _ListStore:
     """A client's lists, kept for the connection while fresh, and (``persist``) the persistent list
     cache, lists.json: each server's last tools/list, for typing the arguments of ``call`` and shell
-    completion; fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no secret reaches the file) of the OAuth token
-    in use (digest §caching: no list is shared across tokens) and of the URL and headers, or of
-    the command line, folder, environment and the mtimes of the program (on PATH) and of its
-    first file argument (the script of ``python3 server.py``): an edited server has a new key."""
+    completion; fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no
+    secret reaches the file) of the OAuth token in use (digest §caching: no list is shared across
+    tokens) and of the URL and headers, or of the command line, folder, environment and the mtimes
+    of the program (on PATH) and of its first file argument (``python3 server.py``): an edited
+    server has a new key."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None, persist: bool = True) -> None:
         self.server, self.auth, self.file = server, auth, _CacheFile("lists.json") if persist else None
@@ -3463,7 +3464,7 @@ class _ListStore:
 
     async def list(self, era: _Era | None, request: Callable[..., Awaitable[JSON]], label: str, method: str,
                    key: str, refresh: bool, stored: bool = False) -> list[JSON]:
-        """``method``'s items: kept ones while fresh, the file's (``stored``: tools/list) while fresh, else asked."""
+        """``method``'s items: kept ones while fresh, else the file's (``stored``) while fresh, else asked."""
         if era and era.capabilities is not None and method.partition("/")[0] not in era.capabilities:
             return []   # not offered: nothing to ask (as the Inspector shows it)
         self.from_cache.discard(method)
@@ -3589,7 +3590,8 @@ class _Recovery:
             raise ConnectionClosed(f"{self.client.name}: reconnecting after a lost connection ({lost}) "
                                    f"failed: {exc}") from exc
         finally:
-            self.until = time.monotonic() + min(RECONNECT_BACKOFF[0] * 2 ** (self.tries - 1), RECONNECT_BACKOFF[1])
+            backoff, most = RECONNECT_BACKOFF
+            self.until = time.monotonic() + min(backoff * 2 ** (self.tries - 1), most)
         self.lost = None
         _emit(self.client.on_event, "server_back", server=self.client.name)
 
@@ -3610,7 +3612,8 @@ class _Recovery:
                 if isinstance(exc, _SessionExpired) or not (was or unsent):
                     raise   # never connected
                 # lost, and nobody reconnected meanwhile (a broken HTTP exchange leaves the session up)
-                if self.attempt is attempt and client.reconnect and not (client.connected and client.transport != "stdio"):
+                if self.attempt is attempt and client.reconnect and \
+                        not (client.connected and client.transport != "stdio"):
                     self.lose(exc)
                     try:
                         await self.connect()
@@ -3639,12 +3642,12 @@ class Client:
     notification. ``capabilities`` and ``client_info`` replace what is declared (a bridge
     declares its client's). ``list_cache`` False: the persistent list cache is neither read nor
     written. ``reconnect``: a lost connection is reconnected each time, with backoff and a circuit
-    breaker (see _Recovery); a request that may have run is not sent again. ``on_event(kind, info)``
-    hears ``server_lost``, ``server_back`` and ``tools_changed``. ``auth`` (HTTP only): a dict of ``_OAuth`` keywords
-    (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an ``_OAuth``, or False.
-    By default stored tokens are used and refreshed, a needed login is an AuthError naming
-    ``mcpmini login`` (a browser opens only with ``interactive``); a static Authorization header
-    turns OAuth off. After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
+    breaker (see _Recovery); a request that may have run is not sent again. ``on_event(kind,
+    info)``: ``server_lost``, ``server_back``, ``tools_changed``. ``auth`` (HTTP only): a dict of
+    ``_OAuth`` keywords (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an
+    ``_OAuth``, or False. By default stored tokens are used and refreshed, a needed login is an
+    AuthError naming ``mcpmini login`` (a browser opens only with ``interactive``); a static
+    Authorization header turns OAuth off. After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
     ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
     "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
 
@@ -3677,11 +3680,11 @@ class Client:
             timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
-        self.on_request, self.on_notification, self._trace, self.on_event = on_request, on_notification, trace, on_event
+        self.on_request, self.on_notification, self._trace = on_request, on_notification, trace
         self.declared, self.client_info, self.reconnect = capabilities, client_info, reconnect
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
-        self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
+        self.on_progress, self.on_log, self.on_elicit, self.on_event = on_progress, on_log, on_elicit, on_event
         self.accept_defaults, self.auth = accept_defaults, _auth_for(self.server, auth)
         self._era_cache = _CacheFile("eras.json") if era_cache else None
         self._lists = _ListStore(self.server, self.auth, persist=list_cache)
@@ -3741,7 +3744,7 @@ class Client:
         return self._session
 
     async def connect(self) -> None:
-        """Start the server (or reach the URL) and settle the era; bounded by ``timeout`` (after a loss: _Recovery)."""
+        """Start the server (or reach the URL) and settle the era; bounded by ``timeout`` (_Recovery)."""
         await self._recovery.connect()
 
     async def _connect(self) -> None:
@@ -4976,7 +4979,7 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
     the answer text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
     ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked again, for
     the rest of the run, without a field the server refused, or unstreamed), ``reply``, ``tool_call``,
-    ``tool_result``, ``server_lost`` and ``server_back``. A longer tool result than ``max_result_chars`` is cut for the
+    ``tool_result``, ``server_lost``, ``server_back``. A result longer than ``max_result_chars`` is cut for the
     model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
     or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
     step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``.
