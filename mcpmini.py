@@ -3382,11 +3382,12 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
 
 
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
-                     modern: bool, label: str, strict: bool = False) -> tuple[list[JSON], float]:
+                     modern: bool, label: str, sent: list[Any] | None = None) -> tuple[list[JSON], float]:
     """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
-    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``strict`` (``check``):
-    every entry as sent, and a cursor that comes back (a list that never ends) is a ProtocolError."""
-    items: list[JSON] = []
+    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``sent`` (``check``): every
+    entry as sent goes there, page by page, and a cursor that comes back (a list that never ends)
+    is a ProtocolError (``sent`` keeps the pages received)."""
+    items: list[JSON] = [] if sent is None else sent
     cursor: str | None = None
     seen: set[str] = set()
     ttl = float("inf")   # legacy: until list_changed
@@ -3396,14 +3397,14 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
         if not isinstance(page_items, list):
             raise ProtocolError(f"{label}: the {method} result cannot be used: its {key} is not a "
                                 f"list: {_json_text(page_items, None)[:120]}")
-        items.extend(page_items if strict else _usable(method, page_items, label))
+        items.extend(page_items if sent is not None else _usable(method, page_items, label))
         if modern:
             ms = result.get("ttlMs")
             ttl = min(ttl, ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0)
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
             break
-        if strict and cursor in seen:
+        if sent is not None and cursor in seen:
             raise ProtocolError(f"page {page} repeats the cursor {cursor!r}: the list would never end")
         seen.add(cursor)
     else:
@@ -6695,12 +6696,12 @@ def _schema_problems(schema: Any, where: str) -> list[str]:
 async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
     """Every page of every list, fresh (a cursor that comes back fails), and the tool lints:
     names (spec: 1-128 of A-Z a-z 0-9 _ - ., unique), schemas, descriptions, hidden text."""
-    lists: dict[str, list[Any]] = {}
+    lists: dict[str, list[Any]] = {}   # what was received, even of a listing that failed
     for method, key in (("tools/list", "tools"), ("resources/list", "resources"),
                         ("resources/templates/list", "resourceTemplates"), ("prompts/list", "prompts")):
         try:
             if method.partition("/")[0] in client.capabilities:
-                lists[key], _ = await _all_pages(client.request, method, key, False, client.name, strict=True)
+                await _all_pages(client.request, method, key, False, client.name, lists.setdefault(key, []))
             suite.add(method, note=f"{len(lists[key])} listed" if key in lists else "not offered")
         except MCPError as exc:
             suite.add(method, [str(exc)])
@@ -6708,18 +6709,20 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
     changes = _tool_list_changes(client, [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)])
     suite.add("tools since last listed", [], [changes] if changes else [], "unchanged or first seen")
     names = [t.get("name") for t in tools if isinstance(t, dict)]
-    twice = sorted({str(n) for n in names if names.count(n) > 1})
+    twice = sorted({n if isinstance(n, str) else _json_text(n, None) for n in names if names.count(n) > 1})
     suite.add("tool names unique", [f"listed more than once: {', '.join(twice)}"] if twice else [])
     for i, tool in enumerate(tools):
         tool = tool if isinstance(tool, dict) else {"name": f"#{i + 1}", "inputSchema": tool}
-        fails = [] if isinstance(tool.get("name"), str) and TOOL_NAME.fullmatch(tool["name"]) else [
-            f"the name {tool.get('name')!r} is not 1 to 128 of A-Z a-z 0-9 _ - ."]
+        name = tool.get("name")
+        shown = name if isinstance(name, str) else _json_text(name, None)[:80]   # (a list, an object: FAIL)
+        fails = [] if isinstance(name, str) and TOOL_NAME.fullmatch(name) else [
+            f"the name {shown!r} is not 1 to 128 of A-Z a-z 0-9 _ - ."]
         for field in ("inputSchema", "outputSchema")[:1 + ("outputSchema" in tool)]:
             try:
                 fails += _schema_problems(tool.get(field), field)
             except RecursionError:
                 fails.append(f"{field} is nested too deeply")
-        suite.add(f"tool {tool.get('name')}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
+        suite.add(f"tool {shown}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
                   + ["no description"] * (not str(tool.get("description") or "").strip()) + _hidden(tool))
     return tools
 
@@ -6727,7 +6730,7 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
 async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any]) -> None:
     """--call (fails on isError, or on structuredContent that does not match the tool's
     outputSchema, checked at its top level as arguments are), --read and --prompt."""
-    by_name = {t.get("name"): t for t in tools if isinstance(t, dict)}
+    by_name = {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
     for name, *items in args.call:
         try:
             schema = _object(_object(by_name.get(name)).get("inputSchema"))
