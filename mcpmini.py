@@ -2154,9 +2154,10 @@ class _StreamableHTTPTransport(_HTTPTransport):
 
     async def _listen(self) -> None:
         """The legacy GET stream of messages outside requests (405: none); a broken one is resumed
-        after ``retry`` with Last-Event-ID, a bounded number of times without news."""
-        parser = _SSEParser()
-        quiet = 0   # streams in a row that brought no message
+        after ``retry`` with Last-Event-ID. After MAX_SSE_RESUMES reconnects in a row without a new
+        event (one whose id was seen is not) it is not reopened for this session; no request fails."""
+        parser, seen = _SSEParser(), deque(maxlen=64)   # the ids of the last events that were news
+        quiet = -1   # reconnects in a row that brought nothing new (the first stream is no reconnect)
         while not self._closed:
             parser = _SSEParser(last_id=parser.last_id, retry=parser.retry)   # no half line carried over
             headers = self._legacy_headers({"Accept": "text/event-stream", **self.headers})
@@ -2173,12 +2174,14 @@ class _StreamableHTTPTransport(_HTTPTransport):
                     with contextlib.suppress(MCPError):
                         await asyncio.wait_for(resp.read(1 << 16), self.timeout)  # reuse the connection
                     return
-                async for kind, data, _ in resp.events(parser):
+                async for kind, data, event_id in resp.events(parser):
                     await self._flowing()
                     try:
                         if kind == "message" and (message := _jsonrpc(data)) is not None:
                             self.deliver(message)
-                            quiet = -1
+                            if not event_id or event_id not in seen:
+                                quiet = -1
+                                seen.append(event_id)
                     except _Garbled as exc:
                         log.warning("%s: skipped a garbled message of the GET stream: %s", self.label, exc)
             except (MCPError, asyncio.TimeoutError) as exc:
@@ -2186,8 +2189,8 @@ class _StreamableHTTPTransport(_HTTPTransport):
             finally:
                 resp.close()
             quiet += 1
-            if quiet > MAX_SSE_RESUMES:
-                log.info("%s: the GET stream kept ending without a message; not reopened", self.label)
+            if quiet >= MAX_SSE_RESUMES:
+                log.info("%s: the GET stream kept ending without a new message; not reopened", self.label)
                 return
             await asyncio.sleep(_sse_delay(parser.retry, max(quiet, 1)))
 
