@@ -5333,44 +5333,77 @@ def _parsed(data: bytes) -> Any:
 
 async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
     """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for, until stdin
-    ends; only JSON-RPC is ever written to stdout. Daemon threads read and write: a client that stops
-    reading blocks one, never the loop (which must still see SIGTERM and stdin's end); with os.read and
-    os.write, as a buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
+    ends; only JSON-RPC is ever written to stdout. stdin is read by the loop where it can watch it (a
+    pipe, a socket, a terminal; else a daemon thread reads); a reply goes out at once while stdout can
+    take it without blocking, else through a daemon thread: a client that stops reading blocks that
+    thread, never the loop (which must still see SIGTERM and stdin's end). os.read and os.write: a
+    buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
     import queue
-    loop, lines, out = asyncio.get_running_loop(), asyncio.Queue(), queue.SimpleQueue()
+    import select
+    loop, ended, out = asyncio.get_running_loop(), asyncio.get_running_loop().create_future(), queue.SimpleQueue()
+    counts, writable = [0, 0], select.poll()   # lines queued (by the loop), written (by the thread)
+    writable.register(1, select.POLLOUT)
 
     def write() -> None:
         while (data := out.get()) is not None:
             with contextlib.suppress(OSError):
                 while data:
                     data = data[os.write(1, data):]
+            counts[1] += 1
+
+    def put(message: JSON) -> None:
+        data = _dumps(message) + b"\n"
+        # nothing queued, and a pipe with room takes PIPE_BUF bytes whole: written here, a thread hop less
+        if counts[0] == counts[1] and len(data) <= select.PIPE_BUF and writable.poll(0):
+            with contextlib.suppress(OSError):
+                if not (data := data[os.write(1, data):]):
+                    return
+        counts[0] += 1
+        out.put(data)
 
     async def send(message: JSON) -> None:
-        out.put(_dumps(message) + b"\n")
+        put(message)
 
-    def read() -> None:   # stdin may be a pipe, a file or a terminal
-        pending: list[bytes] = []   # joined once a newline comes: linear in a long line
+    pending: list[bytes] = []   # joined once a newline comes: linear in a long line
+
+    def take(chunk: bytes) -> None:
+        if not chunk:
+            return _settle(ended, None)
+        pending.append(chunk)
+        if b"\n" in chunk:
+            *done, rest = b"".join(pending).split(b"\n")
+            pending[:] = [rest]
+            for line in done:
+                if not line.strip():
+                    continue
+                if (message := _parsed(line)) is None:
+                    put({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
+                else:
+                    bridge.receive(message)
+
+    def readable() -> None:
+        try:
+            take(os.read(0, READ_CHUNK))
+        except OSError:
+            _settle(ended, None)
+
+    def read() -> None:   # stdin is a file (or what the loop cannot watch)
         with contextlib.suppress(OSError):
             while chunk := os.read(0, READ_CHUNK):
-                pending.append(chunk)
-                if b"\n" in chunk:
-                    *done, rest = b"".join(pending).split(b"\n")
-                    pending = [rest]
-                    for line in done:
-                        loop.call_soon_threadsafe(lines.put_nowait, line)
-        loop.call_soon_threadsafe(lines.put_nowait, None)
-    written, _, bridge = _in_daemon_thread(write), _in_daemon_thread(read), _Bridge(connect, send)
+                loop.call_soon_threadsafe(take, chunk)
+        loop.call_soon_threadsafe(take, b"")
+    written, bridge = _in_daemon_thread(write), _Bridge(connect, send)
+    try:
+        loop.add_reader(0, readable)
+    except (OSError, ValueError):   # EPERM: a regular file
+        _in_daemon_thread(read)
     try:
         if eager:
             await bridge.upstream()
-        while (line := await lines.get()) is not None:
-            if not line.strip():
-                continue
-            if (message := _parsed(line)) is None:
-                await send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
-            else:
-                bridge.receive(message)
+        await ended
     finally:
+        with contextlib.suppress(OSError, ValueError):
+            loop.remove_reader(0)
         await bridge.close()
         out.put(None)
         await asyncio.wait({written}, timeout=EXIT_GRACE)   # what was answered before the end still goes out
@@ -6930,8 +6963,8 @@ def _run_main(coro: Awaitable[int]) -> int:
             pending = asyncio.all_tasks(loop)   # the unfinished ones
             for t in pending:
                 t.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            if pending:   # bounded: asyncio waits forever for a process whose start was cancelled (3.11)
+                loop.run_until_complete(asyncio.wait(pending, timeout=SHUTDOWN_GRACE))
         loop.close()
 
 
