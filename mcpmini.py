@@ -2158,9 +2158,10 @@ class _StreamableHTTPTransport(_HTTPTransport):
 
     async def _listen(self) -> None:
         """The legacy GET stream of messages outside requests (405: none); a broken one is resumed
-        after ``retry`` with Last-Event-ID, a bounded number of times without news."""
-        parser = _SSEParser()
-        quiet = 0   # streams in a row that brought no message
+        after ``retry`` with Last-Event-ID. After MAX_SSE_RESUMES reconnects in a row without a new
+        event (one whose id was seen is not) it is not reopened for this session; no request fails."""
+        parser, seen = _SSEParser(), deque(maxlen=64)   # the ids of the last events that were news
+        quiet = -1   # reconnects in a row that brought nothing new (the first stream is no reconnect)
         while not self._closed:
             parser = _SSEParser(last_id=parser.last_id, retry=parser.retry)   # no half line carried over
             headers = self._legacy_headers({"Accept": "text/event-stream", **self.headers})
@@ -2177,12 +2178,14 @@ class _StreamableHTTPTransport(_HTTPTransport):
                     with contextlib.suppress(MCPError):
                         await asyncio.wait_for(resp.read(1 << 16), self.timeout)  # reuse the connection
                     return
-                async for kind, data, _ in resp.events(parser):
+                async for kind, data, event_id in resp.events(parser):
                     await self._flowing()
                     try:
                         if kind == "message" and (message := _jsonrpc(data)) is not None:
                             self.deliver(message)
-                            quiet = -1
+                            if not event_id or event_id not in seen:
+                                quiet = -1
+                                seen.append(event_id)
                     except _Garbled as exc:
                         log.warning("%s: skipped a garbled message of the GET stream: %s", self.label, exc)
             except (MCPError, asyncio.TimeoutError) as exc:
@@ -2190,8 +2193,8 @@ class _StreamableHTTPTransport(_HTTPTransport):
             finally:
                 resp.close()
             quiet += 1
-            if quiet > MAX_SSE_RESUMES:
-                log.info("%s: the GET stream kept ending without a message; not reopened", self.label)
+            if quiet >= MAX_SSE_RESUMES:
+                log.info("%s: the GET stream kept ending without a new message; not reopened", self.label)
                 return
             await asyncio.sleep(_sse_delay(parser.retry, max(quiet, 1)))
 
@@ -3386,11 +3389,12 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
 
 
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
-                     modern: bool, label: str, strict: bool = False) -> tuple[list[JSON], float]:
+                     modern: bool, label: str, sent: list[Any] | None = None) -> tuple[list[JSON], float]:
     """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
-    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``strict`` (``check``):
-    every entry as sent, and a cursor that comes back (a list that never ends) is a ProtocolError."""
-    items: list[JSON] = []
+    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``sent`` (``check``): every
+    entry as sent goes there, page by page, and a cursor that comes back (a list that never ends)
+    is a ProtocolError (``sent`` keeps the pages received)."""
+    items: list[JSON] = [] if sent is None else sent
     cursor: str | None = None
     seen: set[str] = set()
     ttl = float("inf")   # legacy: until list_changed
@@ -3400,14 +3404,14 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
         if not isinstance(page_items, list):
             raise ProtocolError(f"{label}: the {method} result cannot be used: its {key} is not a "
                                 f"list: {_json_text(page_items, None)[:120]}")
-        items.extend(page_items if strict else _usable(method, page_items, label))
+        items.extend(page_items if sent is not None else _usable(method, page_items, label))
         if modern:
             ms = result.get("ttlMs")
             ttl = min(ttl, ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0)
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
             break
-        if strict and cursor in seen:
+        if sent is not None and cursor in seen:
             raise ProtocolError(f"page {page} repeats the cursor {cursor!r}: the list would never end")
         seen.add(cursor)
     else:
@@ -5242,18 +5246,22 @@ class _Bridge:
             elif rid is None and "id" in item:
                 asyncio.ensure_future(self.send({"jsonrpc": "2.0", "id": None, "error": {
                     "code": INVALID_REQUEST, "message": "a request id must not be null"}}))
-            elif "id" in item:
-                task = self.work[rid] = asyncio.ensure_future(self._request(rid, method, _object(item.get("params"))))
-                task.add_done_callback(lambda done, rid=rid: self.work.get(rid) is done and self.work.pop(rid))
+            elif "id" in item:   # (_request forgets its task: no done-callback, a loop turn less)
+                self.work[rid] = asyncio.ensure_future(self._request(rid, method, _object(item.get("params"))))
             elif method == "notifications/cancelled":             # cancels upstream too
-                if task := self.work.get(_object(item.get("params")).get("requestId")):
+                if task := self.work.pop(_object(item.get("params")).get("requestId"), None):
                     task.cancel()
             elif method != "notifications/initialized" and self.client is not None and self.client.era == "legacy":
                 asyncio.ensure_future(self.client.notify(method, _object(item.get("params"))))
 
     async def _request(self, rid: Any, method: str, params: JSON) -> None:
-        with contextlib.suppress(asyncio.CancelledError):   # cancelled by the client: no answer
-            await self.send(await self.reply(rid, method, params))
+        task = asyncio.current_task()
+        try:
+            with contextlib.suppress(asyncio.CancelledError):   # cancelled by the client: no answer
+                await self.send(await self.reply(rid, method, params))
+        finally:
+            if self.work.get(rid) is task:
+                del self.work[rid]
 
     async def reply(self, rid: Any, method: str, params: JSON) -> JSON:
         """The response message to one downstream request."""
@@ -5422,44 +5430,77 @@ def _parsed(data: bytes) -> Any:
 
 async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
     """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for, until stdin
-    ends; only JSON-RPC is ever written to stdout. Daemon threads read and write: a client that stops
-    reading blocks one, never the loop (which must still see SIGTERM and stdin's end); with os.read and
-    os.write, as a buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
+    ends; only JSON-RPC is ever written to stdout. stdin is read by the loop where it can watch it (a
+    pipe, a socket, a terminal; else a daemon thread reads); a reply goes out at once while stdout can
+    take it without blocking, else through a daemon thread: a client that stops reading blocks that
+    thread, never the loop (which must still see SIGTERM and stdin's end). os.read and os.write: a
+    buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
     import queue
-    loop, lines, out = asyncio.get_running_loop(), asyncio.Queue(), queue.SimpleQueue()
+    import select
+    loop, ended, out = asyncio.get_running_loop(), asyncio.get_running_loop().create_future(), queue.SimpleQueue()
+    counts, writable = [0, 0], select.poll()   # lines queued (by the loop), written (by the thread)
+    writable.register(1, select.POLLOUT)
 
     def write() -> None:
         while (data := out.get()) is not None:
             with contextlib.suppress(OSError):
                 while data:
                     data = data[os.write(1, data):]
+            counts[1] += 1
+
+    def put(message: JSON) -> None:
+        data = _dumps(message) + b"\n"
+        # nothing queued, and a pipe with room takes PIPE_BUF bytes whole: written here, a thread hop less
+        if counts[0] == counts[1] and len(data) <= select.PIPE_BUF and writable.poll(0):
+            with contextlib.suppress(OSError):
+                if not (data := data[os.write(1, data):]):
+                    return
+        counts[0] += 1
+        out.put(data)
 
     async def send(message: JSON) -> None:
-        out.put(_dumps(message) + b"\n")
+        put(message)
 
-    def read() -> None:   # stdin may be a pipe, a file or a terminal
-        pending: list[bytes] = []   # joined once a newline comes: linear in a long line
+    pending: list[bytes] = []   # joined once a newline comes: linear in a long line
+
+    def take(chunk: bytes) -> None:
+        if not chunk:
+            return _settle(ended, None)
+        pending.append(chunk)
+        if b"\n" in chunk:
+            *done, rest = b"".join(pending).split(b"\n")
+            pending[:] = [rest]
+            for line in done:
+                if not line.strip():
+                    continue
+                if (message := _parsed(line)) is None:
+                    put({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
+                else:
+                    bridge.receive(message)
+
+    def readable() -> None:
+        try:
+            take(os.read(0, READ_CHUNK))
+        except OSError:
+            _settle(ended, None)
+
+    def read() -> None:   # stdin is a file (or what the loop cannot watch)
         with contextlib.suppress(OSError):
             while chunk := os.read(0, READ_CHUNK):
-                pending.append(chunk)
-                if b"\n" in chunk:
-                    *done, rest = b"".join(pending).split(b"\n")
-                    pending = [rest]
-                    for line in done:
-                        loop.call_soon_threadsafe(lines.put_nowait, line)
-        loop.call_soon_threadsafe(lines.put_nowait, None)
-    written, _, bridge = _in_daemon_thread(write), _in_daemon_thread(read), _Bridge(connect, send)
+                loop.call_soon_threadsafe(take, chunk)
+        loop.call_soon_threadsafe(take, b"")
+    written, bridge = _in_daemon_thread(write), _Bridge(connect, send)
+    try:
+        loop.add_reader(0, readable)
+    except (OSError, ValueError):   # EPERM: a regular file
+        _in_daemon_thread(read)
     try:
         if eager:
             await bridge.upstream()
-        while (line := await lines.get()) is not None:
-            if not line.strip():
-                continue
-            if (message := _parsed(line)) is None:
-                await send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
-            else:
-                bridge.receive(message)
+        await ended
     finally:
+        with contextlib.suppress(OSError, ValueError):
+            loop.remove_reader(0)
         await bridge.close()
         out.put(None)
         await asyncio.wait({written}, timeout=EXIT_GRACE)   # what was answered before the end still goes out
@@ -6788,12 +6829,12 @@ def _schema_problems(schema: Any, where: str) -> list[str]:
 async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
     """Every page of every list, fresh (a cursor that comes back fails), and the tool lints:
     names (spec: 1-128 of A-Z a-z 0-9 _ - ., unique), schemas, descriptions, hidden text."""
-    lists: dict[str, list[Any]] = {}
+    lists: dict[str, list[Any]] = {}   # what was received, even of a listing that failed
     for method, key in (("tools/list", "tools"), ("resources/list", "resources"),
                         ("resources/templates/list", "resourceTemplates"), ("prompts/list", "prompts")):
         try:
             if method.partition("/")[0] in client.capabilities:
-                lists[key], _ = await _all_pages(client.request, method, key, False, client.name, strict=True)
+                await _all_pages(client.request, method, key, False, client.name, lists.setdefault(key, []))
             suite.add(method, note=f"{len(lists[key])} listed" if key in lists else "not offered")
         except MCPError as exc:
             suite.add(method, [str(exc)])
@@ -6801,18 +6842,20 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
     changes = _tool_list_changes(client, [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)])
     suite.add("tools since last listed", [], [changes] if changes else [], "unchanged or first seen")
     names = [t.get("name") for t in tools if isinstance(t, dict)]
-    twice = sorted({str(n) for n in names if names.count(n) > 1})
+    twice = sorted({n if isinstance(n, str) else _json_text(n, None) for n in names if names.count(n) > 1})
     suite.add("tool names unique", [f"listed more than once: {', '.join(twice)}"] if twice else [])
     for i, tool in enumerate(tools):
         tool = tool if isinstance(tool, dict) else {"name": f"#{i + 1}", "inputSchema": tool}
-        fails = [] if isinstance(tool.get("name"), str) and TOOL_NAME.fullmatch(tool["name"]) else [
-            f"the name {tool.get('name')!r} is not 1 to 128 of A-Z a-z 0-9 _ - ."]
+        name = tool.get("name")
+        shown = name if isinstance(name, str) else _json_text(name, None)[:80]   # (a list, an object: FAIL)
+        fails = [] if isinstance(name, str) and TOOL_NAME.fullmatch(name) else [
+            f"the name {shown!r} is not 1 to 128 of A-Z a-z 0-9 _ - ."]
         for field in ("inputSchema", "outputSchema")[:1 + ("outputSchema" in tool)]:
             try:
                 fails += _schema_problems(tool.get(field), field)
             except RecursionError:
                 fails.append(f"{field} is nested too deeply")
-        suite.add(f"tool {tool.get('name')}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
+        suite.add(f"tool {shown}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
                   + ["no description"] * (not str(tool.get("description") or "").strip()) + _hidden(tool))
     return tools
 
@@ -6820,7 +6863,7 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
 async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any]) -> None:
     """--call (fails on isError, or on structuredContent that does not match the tool's
     outputSchema, checked at its top level as arguments are), --read and --prompt."""
-    by_name = {t.get("name"): t for t in tools if isinstance(t, dict)}
+    by_name = {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
     for name, *items in args.call:
         try:
             schema = _object(_object(by_name.get(name)).get("inputSchema"))
@@ -7017,8 +7060,8 @@ def _run_main(coro: Awaitable[int]) -> int:
             pending = asyncio.all_tasks(loop)   # the unfinished ones
             for t in pending:
                 t.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            if pending:   # bounded: asyncio waits forever for a process whose start was cancelled (3.11)
+                loop.run_until_complete(asyncio.wait(pending, timeout=SHUTDOWN_GRACE))
         loop.close()
 
 
