@@ -6891,17 +6891,39 @@ async def _cmd_completion(args: Any, out: _Output) -> int:
     elif not args.shell:
         raise _UsageError("name the shell: mcpmini completion bash|zsh|fish")
     else:
-        me = (f"env PYTHONPATH={shlex.quote(os.path.dirname(os.path.abspath(__file__)))} "
-              f"{shlex.quote(sys.executable)} -m mcpmini completion --line")   # bytecode cached: quick
+        code = (f"import sys; sys.path[0] = {os.path.dirname(os.path.abspath(__file__))!r}; "   # not the cwd's
+                "import mcpmini; sys.exit(mcpmini.main())")   # an import: its bytecode is cached, quick
+        me = f"{shlex.quote(sys.executable)} -c {shlex.quote(code)} completion --line"
+        # mcpmini, ./mcpmini.py, python3 mcpmini.py, python3 -m mcpmini; python3 otherwise completes as before
+        ours = "[[ $w == *mcpmini.py && $n -gt 2 || $w == -m && $m == mcpmini && $n -gt 3 ]]"
         out.result({"bash": f"""# eval "$(mcpmini completion bash)"
 _mcpmini() {{ local IFS=$'\\n'; COMPREPLY=($({me} "${{COMP_LINE:0:COMP_POINT}}" 2>/dev/null)); }}
-complete -o default -F _mcpmini mcpmini""", "zsh": f"""#compdef mcpmini
+declare -gA _mcpmini_was   # python's own completion function, per command
+_mcpmini_take() {{ local c f; for c in python python3; do f=$(complete -p -- $c 2>/dev/null)
+  f=${{f#*-F }}; [[ $f == complete* ]] && f=; f=${{f%% *}}; [[ $f == _mcpmini_python ]] || _mcpmini_was[$c]=$f
+  complete -o default -F _mcpmini_python -- $c; done; }}
+_mcpmini_python() {{ local c=${{1##*/}} w=${{COMP_WORDS[1]}} m=${{COMP_WORDS[2]}} n=$((COMP_CWORD + 1)) f
+  if {ours}; then _mcpmini; return; fi
+  if [[ -z ${{_mcpmini_was[$c]}} ]]; then   # not loaded yet: bash-completion's loader loads it
+    f=$(complete -p -D 2>/dev/null); f=${{f#*-F }}; [[ $f == complete* ]] || "${{f%% *}}" "$@" >/dev/null 2>&1
+    _mcpmini_take; _mcpmini_was[$c]=${{_mcpmini_was[$c]:-:}}; fi
+  "${{_mcpmini_was[$c]}}" "$@"; }}
+_mcpmini_take; complete -o default -F _mcpmini mcpmini mcpmini.py""", "zsh": f"""#compdef mcpmini mcpmini.py
 # eval "$(mcpmini completion zsh)", or save it as _mcpmini in a folder of $fpath
 _mcpmini() {{ local -a w; w=("${{(@f)$({me} "$LBUFFER" 2>/dev/null)}}")
   [[ -n $w[1] ]] && compadd -a w || _files; }}
-(( $+functions[compdef] )) && compdef _mcpmini mcpmini""", "fish": f"""# mcpmini completion fish | source
+_mcpmini_python() {{ local w=$words[2] m=$words[3] n=$CURRENT
+  local f=${{_mcpmini_was[${{words[1]:t}}]:-_python}}; (( $+functions[$f] )) || f=_files   # a pattern's: _python
+  if {ours}; then _mcpmini; else $f "$@"; fi; }}
+if (( $+functions[compdef] )); then typeset -gA _mcpmini_was; for c in python python3; do
+  [[ $_comps[$c] == _mcpmini_python ]] || _mcpmini_was[$c]=$_comps[$c]; done
+  compdef _mcpmini mcpmini mcpmini.py; compdef _mcpmini_python python python3; fi
+if [[ $funcstack[1] == _mcpmini ]]; then _mcpmini "$@"; fi   # autoloaded from $fpath""", "fish": f"""# mcpmini completion fish | source
 function __mcpmini; {me} (commandline -cp) 2>/dev/null; end
-complete -c mcpmini -f -a '(__mcpmini)'; complete -c mcpmini -l config -r -F"""}[args.shell])
+function __mcpmini_python; set -l w (commandline -opc) '' ''
+  string match -q '*mcpmini.py' -- $w[2]; or test "$w[2] $w[3]" = '-m mcpmini'; end
+for c in mcpmini mcpmini.py; complete -c $c -f -a '(__mcpmini)'; complete -c $c -l config -r -F; end
+for c in python python3; complete -c $c -n __mcpmini_python -f -a '(__mcpmini)'; end"""}[args.shell])
     return 0
 
 
@@ -6912,6 +6934,7 @@ def _completions(line: str) -> list[str]:
         words = shlex.split(line) + [""] * (not line or line[-1].isspace())
     except ValueError:
         words = line.split() + [""]
+    words = words[next((i for i, w in enumerate(words[:3]) if re.fullmatch(r"(.*/)?mcpmini(\.py)?", w)), 0):]
     parser, configs, command, previous, positionals = _build_parser(), [], None, "", []
     options = parser.options
     for word in words[1:-1]:
