@@ -5559,8 +5559,8 @@ def _wrap(text: str, width: int, first: str = "", indent: str = "", most: int = 
     lines.append(line)
     if most and len(lines) > most:
         lines, last = lines[:most], lines[most - 1]
-        while last and _width(last) + 1 > width:
-            last = last[:-1]
+        while last and _width(last) + 1 > width:   # room for "…": a word less, or a character
+            last = last.rsplit(" ", 1)[0] if " " in last.strip() else last[:-1]
         lines[-1] = last.rstrip() + "…"
     return [line.rstrip() for line in lines]
 
@@ -6963,9 +6963,10 @@ def _completions(line: str) -> list[str]:
     return sorted(w for w in found if w.startswith(words[-1]))
 
 
-def _run_main(coro: Awaitable[int]) -> int:
+def _run_main(coro: Awaitable[int], out: _Output) -> int:
     """Run the command, with the same signal handling on 3.10 and 3.13: the first SIGINT/SIGTERM/SIGHUP
-    cancels it (on the wire too; servers shut down), a second SIGINT ends the process at once."""
+    cancels it (on the wire too; servers shut down, said after STOP_NOTICE), a second SIGINT ends the
+    process at once."""
     loop = asyncio.new_event_loop()
     task = loop.create_task(coro)
     received: list[int] = []
@@ -6978,6 +6979,8 @@ def _run_main(coro: Awaitable[int]) -> int:
             os._exit(128 + signum)
         received.append(signum)
         task.cancel()
+        loop.call_later(STOP_NOTICE, lambda: task.done() or not _live_groups or out.note(
+            "mcpmini: stopping the server (it has not exited yet; Ctrl-C again kills it)"))
 
     installed = []
     for sig in [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]:
@@ -7025,7 +7028,7 @@ def main(argv: list[str] | None = None) -> int:
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
-        return _run_main(globals()[f"_cmd_{args.command}"](args, out))
+        return _run_main(globals()[f"_cmd_{args.command}"](args, out), out)
     except MCPError as exc:
         out.error(str(exc), exc.kind)
         return EXIT_CODES[exc.kind]
