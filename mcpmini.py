@@ -6816,7 +6816,7 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
         return suite
     try:
         info, text = client.server_info, client.instructions
-        suite.name, suite.classname = f"{spec} ({client.protocol_version})", f"{program}.{client.era}"
+        suite.name, suite.classname = f"{spec} ({client.protocol_version})", f"{program}.{'modern' if client.era == MODERN_VERSION else 'legacy'}"
         suite.add("connect", note=f"{client.era} over {client.transport}: {client.era_reason}")
         suite.add("server info", note=f"{info.get('name', '?')} {info.get('version', '')}")
         suite.add("capabilities", note=", ".join(client.capabilities) or "none")
