@@ -5582,8 +5582,8 @@ class _Output(logging.Handler):
         self.warned: set[str] = set()   # project files warned about in this command
         self.terminal: _Terminal | None | bool = False   # False: not opened yet
 
-    plain = property(lambda self: bool(self.no_color or os.environ.get("NO_COLOR"))
-                     or os.environ.get("TERM") == "dumb")
+    plain = property(lambda self: bool(self.no_color or os.environ.get("NO_COLOR") or self.quiet
+                                       or self.json_mode) or os.environ.get("TERM") == "dumb")
     live = property(lambda self: _isatty(sys.stderr) and not (
         os.environ.get("TERM") == "dumb" or self.quiet or self.json_mode),
                     doc="The status line and ask's tool lines are shown.")

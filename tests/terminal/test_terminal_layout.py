@@ -102,3 +102,12 @@ def test_a_server_slow_to_stop_after_ctrl_c_is_said_to_be_stopping(fake):
     assert process.returncode == 130
     text = err.decode()
     assert "mcpmini: stopping the server" in text and text.index("stopping") < text.index("interrupted")
+
+
+@pytest.mark.parametrize("argv, env", [(["--quiet"], {}), (["--json"], {}), ([], {"TERM": "dumb"})])
+def test_quiet_json_and_dumb_turn_off_colour_and_the_status_line(screen, fake, argv, env):
+    waiting = screen(*argv, "call", fake().cmdline, "progress", "pause:=1.2", env=env)
+    assert waiting.wait() == 0 and "waiting" not in waiting.text
+    failing = screen(*argv, "call", fake().cmdline, "nope", env=env)
+    assert failing.wait() == 2 and "mcpmini: error:" in failing.text
+    assert "\x1b[" not in waiting.text + failing.text, repr(failing.text)
