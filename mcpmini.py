@@ -6898,16 +6898,15 @@ async def _cmd_completion(args: Any, out: _Output) -> int:
         ours = "[[ $w == *mcpmini.py && $n -gt 2 || $w == -m && $m == mcpmini && $n -gt 3 ]]"
         out.result({"bash": f"""# eval "$(mcpmini completion bash)"
 _mcpmini() {{ local IFS=$'\\n'; COMPREPLY=($({me} "${{COMP_LINE:0:COMP_POINT}}" 2>/dev/null)); }}
-declare -gA _mcpmini_was   # python's own completion function, per command
-_mcpmini_take() {{ local c f; for c in python python3; do f=$(complete -p -- $c 2>/dev/null)
-  f=${{f#*-F }}; [[ $f == complete* ]] && f=; f=${{f%% *}}; [[ $f == _mcpmini_python ]] || _mcpmini_was[$c]=$f
+_mcpmini_take() {{ local c f; for c in python python3; do f=$(complete -p -- $c 2>/dev/null)   # python's own
+  f=${{f#*-F }}; [[ $f == complete* ]] && f=; f=${{f%% *}}; [[ $f == _mcpmini_python ]] || printf -v _mcpmini_was_$c %s "$f"
   complete -o default -F _mcpmini_python -- $c; done; }}
-_mcpmini_python() {{ local c=${{1##*/}} w=${{COMP_WORDS[1]}} m=${{COMP_WORDS[2]}} n=$((COMP_CWORD + 1)) f
+_mcpmini_python() {{ local c=_mcpmini_was_${{1##*/}} w=${{COMP_WORDS[1]}} m=${{COMP_WORDS[2]}} n=$((COMP_CWORD + 1)) f
   if {ours}; then _mcpmini; return; fi
-  if [[ -z ${{_mcpmini_was[$c]}} ]]; then   # not loaded yet: bash-completion's loader loads it
-    f=$(complete -p -D 2>/dev/null); f=${{f#*-F }}; [[ $f == complete* ]] || "${{f%% *}}" "$@" >/dev/null 2>&1
-    _mcpmini_take; _mcpmini_was[$c]=${{_mcpmini_was[$c]:-:}}; fi
-  "${{_mcpmini_was[$c]}}" "$@"; }}
+  if [[ -z ${{!c}} ]]; then   # not loaded yet: bash-completion's loader loads it
+    f=$(complete -p -D 2>/dev/null); f=${{f#*-F }}; [[ -z $f || $f == complete* ]] || "${{f%% *}}" "$@" >/dev/null 2>&1
+    _mcpmini_take; [[ -n ${{!c}} ]] || printf -v $c %s :; fi
+  "${{!c}}" "$@"; }}
 _mcpmini_take; complete -o default -F _mcpmini mcpmini mcpmini.py""", "zsh": f"""#compdef mcpmini mcpmini.py
 # eval "$(mcpmini completion zsh)", or save it as _mcpmini in a folder of $fpath
 _mcpmini() {{ local -a w; w=("${{(@f)$({me} "$LBUFFER" 2>/dev/null)}}")
