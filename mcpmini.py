@@ -221,6 +221,8 @@ MAX_BRIDGE_BODY = 4 << 20       # a request body `bridge --listen` accepts
 # Command line
 STATUS_DELAY = 1.0              # a wait longer than this shows the status line (on a terminal)
 STATUS_TICK = 0.25              # how often the status line is redrawn
+LISTED_LINES = 6                # a listing cuts a description to this many lines (tools NAME shows it all)
+STOP_NOTICE = 0.5               # after Ctrl-C, a server still stopping after this is said to be
 EXIT_CODES = {"remote": 1, "tool": 1, "agent": 1, "usage": 2, "config": 2, "connection": 3,
               "protocol": 3, "auth": 4, "timeout": 124, "interrupted": 130, "terminated": 143}
 # What a server or model could use against a terminal or reader: C0 controls (not \n, \t), DEL, C1,
@@ -4145,15 +4147,15 @@ def _approve(path: str, digest: str, servers: dict[str, ServerConfig]) -> None:
 
 
 def _trust_news(path: str, servers: dict[str, ServerConfig]) -> str:
-    """What is new in a project file that is not approved: ``not yet approved``, or ``changed
+    """What is new in a project file that is not approved: ``is not yet approved``, or ``has changed
     since you approved it`` and the entries added, removed or changed."""
     record = next((r for r in _approvals() if r.get("path") == os.path.abspath(path)), None)
     if record is None:
-        return "not yet approved"
+        return "is not yet approved"
     old = record.get("servers")
     if not isinstance(old, dict):
-        return "changed since you approved it"
-    return f"changed since you approved it ({_changes(old, _entry_digests(servers)) or 'formatting only'})"
+        return "has changed since you approved it"
+    return f"has changed since you approved it ({_changes(old, _entry_digests(servers)) or 'formatting only'})"
 
 
 def _config_paths(files: list[str] | None, cwd: str | None = None) -> list[tuple[str, str]]:
@@ -5665,15 +5667,48 @@ def _columns(stream: Any) -> int:
         return 0
 
 
+def _width(text: str) -> int:
+    """The columns ``text`` takes on a terminal: wide East Asian characters two, combining marks none."""
+    import unicodedata
+    return sum(0 if unicodedata.category(c) in ("Mn", "Me") else 1 + (unicodedata.east_asian_width(c) in "WF")
+               for c in text)
+
+
+def _wrap(text: str, width: int, first: str = "", indent: str = "", most: int = 0) -> list[str]:
+    """The layout of all prose: ``text`` in lines of at most ``width`` columns (no width: one line),
+    broken at spaces (a word wider than a line is cut), after ``first`` and then ``indent``; at most
+    ``most`` lines, the last ending in "…" when some text was left out."""
+    lines, line, used, empty = [], first, _width(first), True
+    for word in text.split():
+        while word:
+            if width and not empty and used + 1 + _width(word) > width:
+                lines.append(line)
+                line, used, empty = indent, _width(indent), True
+            piece, cols = "", used + (not empty)   # what fits (a word wider than a line is cut)
+            for c in word:
+                if width and piece and cols + _width(c) > width:
+                    break
+                piece, cols = piece + c, cols + _width(c)
+            line, used, empty, word = line + " " * (not empty) + piece, cols, False, word[len(piece):]
+    lines.append(line)
+    if most and len(lines) > most:
+        lines, last = lines[:most], lines[most - 1]
+        while last and _width(last) + 1 > width:   # room for "…": a word less, or a character
+            last = last.rsplit(" ", 1)[0] if " " in last.strip() else last[:-1]
+        lines[-1] = last.rstrip() + "…"
+    return [line.rstrip() for line in lines]
+
+
 class _Output(logging.Handler):
     """Where the CLI writes: results on stdout; diagnostics and log records on stderr, and on a
     terminal a self-erasing status line (what is awaited, how long, the latest progress) and ask's
-    tool-call lines. TERM=dumb, NO_COLOR, --no-color: no colour, no status line (decision #13)."""
+    tool-call lines. NO_COLOR, --no-color: no colour (no SGR at all); TERM=dumb, --quiet, --json or
+    stderr not a terminal: neither colour nor status line (decision #29)."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
         super().__init__()
         self.json_mode, self.no_color, self.quiet, self.verbose = json_mode, no_color, quiet, 0
-        self.doing, self.since, self.progress, self.drawn = "", 0.0, "", ""
+        self.doing, self.since, self.progress, self.drawn, self.columns = "", 0.0, "", "", 0
         self.timer: asyncio.TimerHandle | None = None
         self.last_call: Any = None      # the call of ask whose line was written last
         self.calls: dict[Any, tuple[str, str]] = {}   # ask's running calls: id -> name, line
@@ -5681,9 +5716,10 @@ class _Output(logging.Handler):
         self.warned: set[str] = set()   # project files warned about in this command
         self.terminal: _Terminal | None | bool = False   # False: not opened yet
 
-    plain = property(lambda self: bool(self.no_color or os.environ.get("NO_COLOR"))
-                     or os.environ.get("TERM") == "dumb")
-    live = property(lambda self: _isatty(sys.stderr) and not (self.plain or self.quiet or self.json_mode),
+    plain = property(lambda self: bool(self.no_color or os.environ.get("NO_COLOR") or self.quiet
+                                       or self.json_mode) or os.environ.get("TERM") == "dumb")
+    live = property(lambda self: _isatty(sys.stderr) and not (
+        os.environ.get("TERM") == "dumb" or self.quiet or self.json_mode),
                     doc="The status line and ask's tool lines are shown.")
 
     def paint(self, text: str, style: str, stream: Any) -> str:
@@ -5699,8 +5735,14 @@ class _Output(logging.Handler):
         """Erase the status line before output (which, unless ``keep``, ends ask's tool line)."""
         self.last_call = self.last_call if keep else None
         if self.drawn:
+            self.put(sys.stderr, self._erase())
             self.drawn = ""
-            self.put(sys.stderr, "\r\x1b[K")
+
+    def _erase(self) -> str:
+        """Back to the start of the status line: a terminal made narrower since may have wrapped it."""
+        self.columns = _columns(sys.stderr)
+        rows = -(-_width(self.drawn) // self.columns) if self.columns else 1
+        return "\r\x1b[K" if rows <= 1 else f"\r\x1b[{rows - 1}A\x1b[J"
 
     def result(self, text: str) -> None:
         self.clear()
@@ -5750,13 +5792,12 @@ class _Output(logging.Handler):
                 self._draw()
 
     def _draw(self) -> None:
-        width = _columns(sys.stderr) - 1
-        text = f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}"
-        text = _redact(_visible(text, True))
-        text = text if len(text) <= width else text[:width - 1] + "…"
-        if text != self.drawn:   # never wider than the terminal, so that "\r" erases it
-            self.put(sys.stderr, f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")
-            self.drawn = text
+        """(Re)draw the status line, never wider than the terminal is now (read at every tick)."""
+        text = _redact(_visible(f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}", True))
+        text, columns = _wrap(text, max(_columns(sys.stderr) - 1, 0), most=1)[0], _columns(sys.stderr)
+        if (text, columns) != (self.drawn, self.columns):
+            erase, self.drawn = self._erase().replace("\x1b[K", ""), text
+            self.put(sys.stderr, f"{erase}{self.paint(text, '2', sys.stderr)}\x1b[K")
 
     def answer(self, piece: str) -> None:
         if not self.json_mode:
@@ -5784,8 +5825,8 @@ class _Output(logging.Handler):
         elif kind == "tool_call":
             name = f"{info['server']}.{info['tool']}"
             words = [f"{k}={_shown(v)}" for k, v in _fold(info["arguments"], 40).items()]
-            self.calls[info["id"]] = name, _redact(_visible(f"→ {name} {' '.join(words)}", True))[
-                :(_columns(sys.stderr) or 80) - 3]
+            self.calls[info["id"]] = name, _wrap(_redact(_visible(f"→ {name} {' '.join(words)}", True)),
+                                                 (_columns(sys.stderr) or 80) - 3, most=1)[0]
             if shown:
                 self.note(f"{self.calls[info['id']][1]} …")
                 self.last_call = info["id"]
@@ -6095,9 +6136,9 @@ def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
 
 
 def _trust_text(path: str) -> str:
-    """``PATH is not yet approved (or: changed since...); review it, then run: mcpmini trust``."""
+    """``PATH is not yet approved (or: has changed since...); review it, then run: mcpmini trust``."""
     first = next(iter(_project_files(os.getcwd())), None)
-    return (f"{path} is {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
+    return (f"{path} {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
             + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
 
 
@@ -6367,22 +6408,19 @@ def _prompt_schema(prompt: JSON) -> JSON:
 
 
 def _table(items: list[JSON], out: _Output) -> str:
-    """One aligned line per tool or prompt (signature, description), wrapped on a terminal."""
-    import textwrap
+    """One aligned line per tool or prompt (signature, description), wrapped on a terminal, each
+    description cut to LISTED_LINES lines."""
     width = _columns(sys.stdout)
     rows = [(_signature(i), _visible(_first_line(i.get("description") or i.get("title"), 1000), True))
             for i in items]
-    column = min(max((len(s) for s, _ in rows), default=0), 48, width // 2 or 48)
+    column = min(max((_width(s) for s, _ in rows), default=0), 48, width // 2 or 48)
     indent, lines = " " * (column + 2), []
     for sig, text in rows:
-        head = sig + " " * (column + 2 - len(sig) if len(sig) <= column else 2)
-        if not width:
-            block = [(head + text).rstrip()]
-        elif len(sig) > column:   # a long signature: wrapped, its description under the column
-            block = textwrap.wrap(sig, width, subsequent_indent="    ", break_on_hyphens=False)
-            block += textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)
+        if _width(sig) > column and width:   # a long signature: wrapped, its description under the column
+            block = _wrap(sig, width, indent="    ") + _wrap(text, width, indent, indent, LISTED_LINES) * bool(text)
         else:
-            block = textwrap.wrap(text, width, initial_indent=head, subsequent_indent=indent) or [sig]
+            block = _wrap(text, width, sig + " " * (column + 2 - _width(sig) if _width(sig) <= column else 2),
+                          indent, LISTED_LINES)
         name = sig.split(" ", 1)[0]
         lines += [out.paint(name, "1", sys.stdout) + block[0][len(name):], *block[1:]]
     return "\n".join(lines)
@@ -6393,7 +6431,8 @@ def _detail(item: JSON, verb: str, args: Any) -> str:
     argument's example, default or first choice, else a value of its type)."""
     schema = _object(item.get("inputSchema"))
     props, required = _object(schema.get("properties")), _listed(schema.get("required"))
-    about = _visible(str(item.get("description") or "").strip())
+    about, width = _visible(str(item.get("description") or "").strip()), _columns(sys.stdout)
+    about = "\n".join(w for p in about.split("\n") for w in (_wrap(p, width) if width else [p]))
     lines = [_signature(item), *["", about] * bool(about), *["", "arguments:"] * bool(props)]
     example: list[str] = []
     for name, prop in props.items():
@@ -6401,8 +6440,9 @@ def _detail(item: JSON, verb: str, args: Any) -> str:
         facts = [_type_text(prop)] + ["required"] * (name in required)
         facts += [f"default {_shown(prop['default'])}"] if "default" in prop else []
         about = " ".join(str(prop.get("description") or "").split())
-        lines.append(_visible(f"  {name:<{max(map(len, props))}}  {', '.join(facts)}"
-                              + f" — {about}" * bool(about), True))
+        head = _visible(f"  {name}{' ' * (max(map(_width, props)) - _width(name))}  ", True)
+        lines += _wrap(_visible(", ".join(facts) + f" — {about}" * bool(about), True), width, head,
+                       " " * _width(head))
         if name in required:
             typed = [v for t, v in (("integer", prop.get("minimum", 1)), ("number", 1.5), ("boolean", True),
                                     ("array", []), ("object", {})) if t in _schema_types(prop)]
@@ -6541,9 +6581,9 @@ _cmd_prompts = _cmd_resources = _cmd_templates = _cmd_tools
 
 def _describe(item: JSON, key: str) -> str:
     """A resource or template on one line, whatever its name holds: URI, name, description."""
-    head = f"{item.get(key)}  {item.get('name', '')}".rstrip()
-    text = _first_line(item.get("description") or item.get("title"))
-    return _visible(f"{head} — {text}" if text else head, one_line=True)
+    head = _visible(f"{item.get(key)}  {item.get('name', '')}".rstrip(), True)
+    text = _visible(_first_line(item.get("description") or item.get("title"), 1000), True)
+    return "\n".join(_wrap(text, _columns(sys.stdout), f"{head} — ", "    ", LISTED_LINES) if text else [head])
 
 
 async def _cmd_call(args: Any, out: _Output) -> int:
@@ -6648,8 +6688,9 @@ async def _cmd_trust(args: Any, out: _Output) -> int:
     if path is None:
         raise _UsageError("no .mcp.json or mcp.json in this directory; name the file: mcpmini trust FILE")
     servers, digest = _parse_config(path)   # what is shown is what gets approved
-    news = "approved already" if _is_trusted(path, digest) else _trust_news(path, servers)
-    lines = [f"{path} ({os.path.realpath(path)}) is {news}; it defines {len(servers)} server(s):"]
+    news = "is approved already" if _is_trusted(path, digest) else _trust_news(path, servers)
+    real = os.path.realpath(path)
+    lines = [f"{path}{f' ({real})' * (real != os.path.abspath(path))} {news}; it defines {len(servers)} server(s):"]
     for s in servers.values():
         target = s.url or shlex.join([s.command or "", *s.args])
         lines.append(f"  {s.name}: {s.transport} {target}")
@@ -6778,8 +6819,9 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
 class _Suite:
     """One server in one era: its checks (name, pass/warn/fail, detail, seconds); strict: warnings fail."""
 
-    def __init__(self, name: str, strict: bool) -> None:
+    def __init__(self, name: str, strict: bool, classname: str = "") -> None:
         self.name, self.strict, self.reached, self.mark = name, strict, True, time.monotonic()
+        self.classname = classname   # JUnit's: the server's name (or its program) and the era
         self.checks: list[tuple[str, str, str, float]] = []
 
     def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "") -> None:
@@ -6895,7 +6937,11 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
 async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -> _Suite:
     """One server in one era (probed afresh; what a pinned run finds is not remembered)."""
     client = _client_for(server, args, out, era_cache=False)
-    suite = _Suite(f"{spec} ({args.protocol or server.protocol or 'auto'})", args.strict)
+    program = server.name if server.source or not server.command else next(   # python3 server.py: server.py
+        (os.path.basename(w) for w in [server.command, *server.args] if not re.fullmatch(
+            r"-.*|(python|pypy|node|npx|uvx?|bun|deno|run)[\d.]*(\.exe)?", os.path.basename(w))), server.name)
+    era = args.protocol or server.protocol or "auto"
+    suite = _Suite(f"{spec} ({era})", args.strict, f"{program}.{era}")
     try:
         await client.connect()
         if server.protocol == "legacy" and client.era != "legacy":
@@ -6906,7 +6952,7 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
         return suite
     try:
         info, text = client.server_info, client.instructions
-        suite.name = f"{spec} ({client.protocol_version})"
+        suite.name, suite.classname = f"{spec} ({client.protocol_version})", f"{program}.{'modern' if client.era == MODERN_VERSION else 'legacy'}"
         suite.add("connect", note=f"{client.era} over {client.transport}: {client.era_reason}")
         suite.add("server info", note=f"{info.get('name', '?')} {info.get('version', '')}")
         suite.add("capabilities", note=", ".join(client.capabilities) or "none")
@@ -6941,8 +6987,10 @@ async def _cmd_check(args: Any, out: _Output) -> int:
             for s in suites], **counts, "exit": code}))
         return code
     for suite in suites:
-        out.result("\n".join([_visible(suite.name, True)] + [f"  {st.upper()}  {n:<30} {t:6.2f} s  {d}".rstrip()
-                                                             for n, st, d, t in suite.checks]))
+        column = max(_width(n) for s in suites for n, *_ in s.checks)   # aligned whatever a name's length
+        out.result("\n".join([_visible(suite.name, True)] + [line for n, st, d, t in suite.checks for line in _wrap(
+            d, _columns(sys.stdout), f"  {st.upper()}  {n}{' ' * (column - _width(n))}  {t:6.2f} s  ",
+            " " * (column + 20))]))
     out.result(f"{counts['pass']} passed, {counts['warn']} warned, {counts['fail']} failed")
     return code
 
@@ -6958,14 +7006,16 @@ def _write_junit(path: str, suites: list[_Suite]) -> None:
                              failures=str(fails * suite.reached), errors=str(fails * (not suite.reached)),
                              time=f"{sum(c[3] for c in suite.checks):.3f}")
         for name, status, detail, seconds in suite.checks:
-            case = ET.SubElement(node, "testcase", classname=suite.name, name=name, time=f"{seconds:.3f}")
+            case = ET.SubElement(node, "testcase", classname=suite.classname, name=name, time=f"{seconds:.3f}")
             if status != "pass":
                 tag = "system-out" if status == "warn" else "failure" if suite.reached else "error"
                 ET.SubElement(case, tag, {"message": detail} if status == "fail" else {}).text = \
                     f"warning: {detail}" if status == "warn" else detail
     for key in ("tests", "failures", "errors"):
         root.set(key, str(sum(int(n.get(key) or 0) for n in root)))
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    ET.indent(root)
+    with open(path, "wb") as f:
+        f.write(ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n")
 
 
 # Shell completion ----------------------------------------------------------------------------
@@ -6977,17 +7027,38 @@ async def _cmd_completion(args: Any, out: _Output) -> int:
     elif not args.shell:
         raise _UsageError("name the shell: mcpmini completion bash|zsh|fish")
     else:
-        me = (f"env PYTHONPATH={shlex.quote(os.path.dirname(os.path.abspath(__file__)))} "
-              f"{shlex.quote(sys.executable)} -m mcpmini completion --line")   # bytecode cached: quick
+        code = (f"import sys; sys.path[0] = {os.path.dirname(os.path.abspath(__file__))!r}; "   # not the cwd's
+                "import mcpmini; sys.exit(mcpmini.main())")   # an import: its bytecode is cached, quick
+        me = f"{shlex.quote(sys.executable)} -c {shlex.quote(code)} completion --line"
+        # mcpmini, ./mcpmini.py, python3 mcpmini.py, python3 -m mcpmini; python3 otherwise completes as before
+        ours = "[[ $w == *mcpmini.py && $n -gt 2 || $w == -m && $m == mcpmini && $n -gt 3 ]]"
         out.result({"bash": f"""# eval "$(mcpmini completion bash)"
 _mcpmini() {{ local IFS=$'\\n'; COMPREPLY=($({me} "${{COMP_LINE:0:COMP_POINT}}" 2>/dev/null)); }}
-complete -o default -F _mcpmini mcpmini""", "zsh": f"""#compdef mcpmini
+_mcpmini_take() {{ local c f; for c in python python3; do f=$(complete -p -- $c 2>/dev/null)   # python's own
+  f=${{f#*-F }}; [[ $f == complete* ]] && f=; f=${{f%% *}}; [[ $f == _mcpmini_python ]] || printf -v _mcpmini_was_$c %s "$f"
+  complete -o default -F _mcpmini_python -- $c; done; }}
+_mcpmini_python() {{ local c=_mcpmini_was_${{1##*/}} w=${{COMP_WORDS[1]}} m=${{COMP_WORDS[2]}} n=$((COMP_CWORD + 1)) f
+  if {ours}; then _mcpmini; return; fi
+  if [[ -z ${{!c}} ]]; then   # not loaded yet: bash-completion's loader loads it
+    f=$(complete -p -D 2>/dev/null); f=${{f#*-F }}; [[ -z $f || $f == complete* ]] || "${{f%% *}}" "$@" >/dev/null 2>&1
+    _mcpmini_take; [[ -n ${{!c}} ]] || printf -v $c %s :; fi
+  "${{!c}}" "$@"; }}
+_mcpmini_take; complete -o default -F _mcpmini mcpmini mcpmini.py""", "zsh": f"""#compdef mcpmini mcpmini.py
 # eval "$(mcpmini completion zsh)", or save it as _mcpmini in a folder of $fpath
 _mcpmini() {{ local -a w; w=("${{(@f)$({me} "$LBUFFER" 2>/dev/null)}}")
   [[ -n $w[1] ]] && compadd -a w || _files; }}
-(( $+functions[compdef] )) && compdef _mcpmini mcpmini""", "fish": f"""# mcpmini completion fish | source
+_mcpmini_python() {{ local w=$words[2] m=$words[3] n=$CURRENT
+  local f=${{_mcpmini_was[${{words[1]:t}}]:-_python}}; (( $+functions[$f] )) || f=_files   # a pattern's: _python
+  if {ours}; then _mcpmini; else $f "$@"; fi; }}
+if (( $+functions[compdef] )); then typeset -gA _mcpmini_was; for c in python python3; do
+  [[ $_comps[$c] == _mcpmini_python ]] || _mcpmini_was[$c]=$_comps[$c]; done
+  compdef _mcpmini mcpmini mcpmini.py; compdef _mcpmini_python python python3; fi
+if [[ $funcstack[1] == _mcpmini ]]; then _mcpmini "$@"; fi   # autoloaded from $fpath""", "fish": f"""# mcpmini completion fish | source
 function __mcpmini; {me} (commandline -cp) 2>/dev/null; end
-complete -c mcpmini -f -a '(__mcpmini)'; complete -c mcpmini -l config -r -F"""}[args.shell])
+function __mcpmini_python; set -l w (commandline -opc) '' ''
+  string match -q '*mcpmini.py' -- $w[2]; or test "$w[2] $w[3]" = '-m mcpmini'; end
+for c in mcpmini mcpmini.py; complete -c $c -f -a '(__mcpmini)'; complete -c $c -l config -r -F; end
+for c in python python3; complete -c $c -n __mcpmini_python -f -a '(__mcpmini)'; end"""}[args.shell])
     return 0
 
 
@@ -6998,6 +7069,7 @@ def _completions(line: str) -> list[str]:
         words = shlex.split(line) + [""] * (not line or line[-1].isspace())
     except ValueError:
         words = line.split() + [""]
+    words = words[next((i for i, w in enumerate(words[:3]) if re.fullmatch(r"(.*/)?mcpmini(\.py)?", w)), 0):]
     parser, configs, command, previous, positionals = _build_parser(), [], None, "", []
     options = parser.options
     for word in words[1:-1]:
@@ -7026,9 +7098,10 @@ def _completions(line: str) -> list[str]:
     return sorted(w for w in found if w.startswith(words[-1]))
 
 
-def _run_main(coro: Awaitable[int]) -> int:
+def _run_main(coro: Awaitable[int], out: _Output) -> int:
     """Run the command, with the same signal handling on 3.10 and 3.13: the first SIGINT/SIGTERM/SIGHUP
-    cancels it (on the wire too; servers shut down), a second SIGINT ends the process at once."""
+    cancels it (on the wire too; servers shut down, said after STOP_NOTICE), a second SIGINT ends the
+    process at once."""
     loop = asyncio.new_event_loop()
     task = loop.create_task(coro)
     received: list[int] = []
@@ -7041,6 +7114,8 @@ def _run_main(coro: Awaitable[int]) -> int:
             os._exit(128 + signum)
         received.append(signum)
         task.cancel()
+        loop.call_later(STOP_NOTICE, lambda: task.done() or not _live_groups or out.note(
+            "mcpmini: stopping the server (it has not exited yet; Ctrl-C again kills it)"))
 
     installed = []
     for sig in [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]:
@@ -7088,7 +7163,7 @@ def main(argv: list[str] | None = None) -> int:
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
-        return _run_main(globals()[f"_cmd_{args.command}"](args, out))
+        return _run_main(globals()[f"_cmd_{args.command}"](args, out), out)
     except MCPError as exc:
         out.error(str(exc), exc.kind)
         return EXIT_CODES[exc.kind]
