@@ -56,6 +56,7 @@ import os
 import re
 import shlex
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -154,6 +155,13 @@ SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "not", "if", "
 SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAP = ("patternProperties", "$defs", "definitions", "dependentSchemas")
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
+# A form field's "format": what it must match, and how a person is told
+FORMATS = {"email": (r"[^@\s]+@[^@\s]+\.[^@\s.]+", "an email address"),
+           "uri": (r"[A-Za-z][A-Za-z0-9+.-]*:\S+", "a URI such as https://example.com/"),
+           "date": (r"\d{4}-\d\d-\d\d", "a date: YYYY-MM-DD"),
+           "date-time": (r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
+                         "a date and time: YYYY-MM-DDTHH:MM:SSZ")}
+YES_NO = {"y": True, "yes": True, "true": True, "n": False, "no": False, "false": False}
 
 # OAuth
 OAUTH_TIMEOUT = 10.0            # one OAuth HTTP exchange (metadata, registration, token)
@@ -581,6 +589,9 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     if missing:
         wanted = ", ".join(f"{n!r} ({'/'.join(sorted(_schema_types(props.get(n)))) or 'any'})"
                            for n in missing)
+        for key in (k for k in arguments if k not in props):   # cty=Tokyo for city: the typo first
+            if hint := _did_you_mean(key, missing):
+                return f"unknown {noun} {key!r}{hint} (required: {wanted})"
         return f"missing required {noun}{'s' * (len(missing) > 1)} {wanted}"
     extra = schema.get("additionalProperties")
     if extra is False or (strict_keys and extra is None and "properties" in schema
@@ -3677,6 +3688,9 @@ class Client:
             return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
                                                     if isinstance(v, dict) and "default" in v}}
         if self.on_elicit is None:
+            log.warning("%s asked %r: declined, as nothing here can answer it (no terminal, no on_elicit;"
+                        " --accept-defaults takes a form's defaults)", self.name, _visible(str(params.get(
+                            "message", "")), True)[:200])
             return {"action": "decline"}
         answer = self.on_elicit(params)
         if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
@@ -4189,9 +4203,9 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
             raise ConfigError(f"{where}: \"timeout\" must be a positive number of seconds")
         if timeout > 3600:
             log.warning("%s: \"timeout\" is %s seconds; that looks like milliseconds", where, timeout)
-    protocol = get("protocol", str)
+    protocol = {"modern": MODERN_VERSION}.get(get("protocol", str), get("protocol", str))
     if protocol not in (None, "auto", MODERN_VERSION, "legacy"):
-        raise ConfigError(f"{where}: \"protocol\" must be auto, {MODERN_VERSION} or legacy")
+        raise ConfigError(f"{where}: \"protocol\" must be auto, {MODERN_VERSION} (or modern) or legacy")
     oauth = entry.get("oauth")
     if oauth is not None and not isinstance(oauth, (bool, dict)):
         raise ConfigError(f"{where}: \"oauth\" must be an object or false")
@@ -5044,10 +5058,10 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     record: JSON = {"id": call["id"], "function": alias, "arguments": arguments}
     began = time.monotonic()
 
-    def answer(text: str, is_error: bool = True) -> tuple[str, JSON]:
+    def answer(text: str, is_error: bool = True, declined: bool = False) -> tuple[str, JSON]:
         record.update(content=text, is_error=is_error, seconds=round(time.monotonic() - began, 3))
-        _emit(on_event, "tool_result", id=call["id"], server=record.get("server"),
-              tool=record.get("tool"), is_error=is_error, seconds=record["seconds"])
+        _emit(on_event, "tool_result", id=call["id"], server=record.get("server"), tool=record.get("tool"),
+              is_error=is_error, seconds=record["seconds"], declined=declined)
         return text, record
 
     if cut_short:   # its arguments may be incomplete
@@ -5067,15 +5081,12 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     if server_name in servers.failed:
         return answer(f"Error: the MCP server {server_name!r} is unavailable "
                       f"({servers.failed[server_name]}); its tools cannot be used in this conversation.")
+    allowed = confirm is None or confirm(server_name, tool, arguments)   # asked before the call's line
+    allowed, began = await allowed if inspect.isawaitable(allowed) else allowed, time.monotonic()
     _emit(on_event, "tool_call", id=call["id"], server=server_name, tool=tool, function=alias,
           arguments=arguments)
-    if confirm is not None:
-        allowed = confirm(server_name, tool, arguments)
-        if inspect.isawaitable(allowed):
-            allowed = await allowed
-        if not allowed:
-            return answer("Error: the user declined this tool call.")
-        began = time.monotonic()
+    if not allowed:
+        return answer("Error: the user declined this tool call.", declined=True)
     try:
         result = await servers.call_tool(server_name, tool, arguments)
     except RemoteError as exc:
@@ -5662,7 +5673,8 @@ class _Output(logging.Handler):
                 self.clear()
                 self.put(sys.stderr, "\x1b[A\r")
             if shown:
-                self.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
+                self.note(f"{line} … " + ("declined" if info.get("declined") else
+                                          f"{'failed after ' * info['is_error']}{info['seconds']:.1f} s"))
             if self.calls:
                 self.wait(f"calling {next(iter(self.calls.values()))[0]}")
         elif kind == "server_lost":
@@ -5697,13 +5709,14 @@ class _Output(logging.Handler):
 
 class _Terminal:
     """``/dev/tty``, where typed answers are asked for (decision #12) while stdin and stdout carry data;
-    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-C and Ctrl-D decline (None),
-    not ending the run; the read waits in a daemon thread, so a question never holds up the exit."""
+    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-D declines (None); Ctrl-C ends
+    the run at mcpmini's own questions and declines a server's, once (decision #37); the read waits
+    in a daemon thread, so a question never holds up the exit."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
         self.reader, self.writer = (os.open("/dev/tty", mode | flags) for mode in (os.O_RDONLY, os.O_WRONLY))
-        self.out, self.lock = out, asyncio.Lock()
+        self.out, self.lock, self.interrupted = out, asyncio.Lock(), False
 
     def close(self) -> None:
         for fd in (self.reader, self.writer):
@@ -5713,8 +5726,9 @@ class _Terminal:
     def write(self, text: str) -> None:
         os.write(self.writer, _redact(text).encode("utf-8", "backslashreplace"))
 
-    async def ask(self, prompt: str) -> str | None:
-        """``prompt`` (made safe to show by the caller), then one answer; None when declined."""
+    async def ask(self, prompt: str, own: bool = True) -> str | None:
+        """``prompt`` (made safe to show by the caller), then one answer; None when declined.
+        ``own``: mcpmini's question, not a server's."""
         import termios
         async with self.lock:
             doing, saved = self.out.doing, None
@@ -5737,12 +5751,21 @@ class _Terminal:
                 self.out.wait(doing)
             if not line.endswith(b"\n"):
                 self.write("\n")
-                return None
-            return line[:-1].decode("utf-8", "replace")
+            if line.endswith(b"\x03") and (own or self.interrupted):
+                os.kill(os.getpid(), signal.SIGINT)   # the run ends as at any other Ctrl-C
+                await asyncio.get_running_loop().create_future()   # cancelled by it
+            self.interrupted |= line.endswith(b"\x03")
+            return line[:-1].decode("utf-8", "replace") if line.endswith(b"\n") else None
 
-    async def yes(self, prompt: str) -> bool:
-        """A y/N question: only y or yes is a yes."""
-        return (await self.ask(f"{prompt} [y/N] ") or "").strip().lower() in ("y", "yes")
+    async def yes(self, prompt: str, own: bool = True) -> bool:
+        """A y/N question: Enter is no; an answer that is neither is asked again, three times at most."""
+        for _ in range(3):
+            answer = await self.ask(f"{prompt} [y/N] ", own)
+            choice = YES_NO.get((answer or "n").strip().lower() or "n")
+            if choice is not None:
+                return choice
+            prompt = f"  {_visible(answer or '', True)!r} is neither yes nor no; {prompt.rpartition(chr(10))[2]}"
+        return False
 
 
 def _build_parser() -> Any:
@@ -5765,6 +5788,12 @@ def _build_parser() -> Any:
                              **kwargs)
 
         def error(self, message: str) -> Any:
+            """argparse's message, with the closest command, choice or option (decision #5)."""
+            if m := re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)|unrecognized arguments: (-[^ =]+)", message):
+                names = re.findall(r"[^', ]+", m[2]) if m[2] else [*dict.fromkeys([*self.options, *(
+                    o for p in getattr(self, "commands", {}).values() for o in p.options)])]
+                if hint := _did_you_mean(m[1] or m[3], names):
+                    message = message[:m.start(2) - 14] + hint if m[2] else message + hint
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
 
     parser = Parser(prog="mcpmini", description="A one-file MCP client: list and call tools, read resources "
@@ -5808,8 +5837,8 @@ def _add_globals(p: Any, shown: bool) -> None:
         help="a config file (repeatable; later files win)")
     add("--timeout", type=float, metavar="S", default=None,
         help=f"seconds per request and for connecting (default {DEFAULT_TIMEOUT:g})")
-    add("--protocol", choices=("auto", MODERN_VERSION, "legacy"), default=None,
-        help="protocol era (default auto: probe with server/discover)")
+    add("--protocol", choices=("auto", MODERN_VERSION, "modern", "legacy"), default=None,
+        help=f"protocol era (default auto: probe with server/discover; modern is {MODERN_VERSION})")
     add("-H", "--header", action="append", metavar="'NAME: VALUE'", default=[],
         dest="header" + after, help="an HTTP header for the server (repeatable)")
     add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
@@ -5921,7 +5950,8 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
     p = command("check", "smoke-test servers for CI: connect (in each era spoken), list every page, "
                 "lint tools and schemas, run the calls asked for (exit 1 on a failed check, 3 "
                 "when a server cannot be reached)")
-    p.add_argument("servers", nargs="+", metavar="SERVER")
+    p.add_argument("servers", nargs="*", metavar="SERVER", help="a configured name, an http(s):// URL, or a "
+                   "command line in quotes (repeatable)")
     p.add_argument("--call", nargs="+", action="append", default=[], metavar=("TOOL", "ARG"),
                    help="call a tool with arguments as `call` takes them; fails on isError (repeatable)")
     p.add_argument("--read", action="append", default=[], metavar="URI", help="read a resource (repeatable)")
@@ -5980,6 +6010,8 @@ def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
         return dataclasses.replace(server, headers={**server.headers, **headers}, env={**server.env, **env})
     if re.match(r"(?i)https?://", spec):
         return ServerConfig(name=spec, url=spec.replace("$", "$$"), headers=headers)
+    if re.fullmatch(r"[\w.-]+:\d+(/\S*)?|[\w-]+\.[\w.-]+/\S*", spec) and not os.path.exists(spec.split("/")[0]):
+        raise _UsageError(f"{spec!r} is an address without its scheme; did you mean http://{spec}?")
     if any(c.isspace() for c in spec) or "/" in spec:
         try:
             argv = shlex.split(spec)
@@ -6028,7 +6060,7 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         if params.get("mode") == "url":
             url = str(params.get("url", ""))
             if not await terminal.yes(f"mcpmini: {_visible(server.name, True)} asks you to open "
-                                      f"{_url_text(url, server.url)}\n{message}\nOpen it in your browser?"):
+                                      f"{_url_text(url, server.url)}\n{message}\nOpen it in your browser?", False):
                 return {"action": "decline"}
             try:
                 await _in_daemon_thread(_default_open_browser, url)
@@ -6040,19 +6072,21 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         props, required = _object(schema.get("properties")), _listed(schema.get("required"))
         head = f"mcpmini: {_visible(server.name, True)} asks: {message}\n"
         if not props:
-            return {"action": "accept" if await terminal.yes(head + "Accept?") else "decline", "content": {}}
+            return {"action": "accept" if await terminal.yes(head + "Accept?", False) else "decline", "content": {}}
         head += "(Enter takes the default in [ ]; Ctrl-C or Ctrl-D declines)\n"
         content: JSON = {}
         for key, prop in props.items():   # "  City (string, required) — the city [Hangzhou]: "
             prop = _object(prop)
-            facts = [_type_text(prop) + ", required" * (key in required)] + [
-                f"{_shown(o.get('const'))} = {o['title']}" for o in map(_object, _listed(prop.get("oneOf")))
-                if "title" in o]   # titled choices
+            named = [(o["title"], o["const"]) for o in map(_object, _listed(prop.get("oneOf")))
+                     if "title" in o and "const" in o] + list(zip(_listed(prop.get("enumNames")), _choices(prop)))
+            facts = [_type_text(prop) + f", {prop.get('format')}" * (prop.get("format") in FORMATS)
+                     + ", y/n" * (_schema_types(prop) == {"boolean"}) + ", required" * (key in required)] + [
+                f"{_shown(const)} = {title}" for title, const in named]   # titled choices
             field = _visible(f"{prop.get('title') or key} ({'; '.join(facts)})"
                              + f" — {prop.get('description')}" * bool(prop.get("description"))
                              + (f" [{_shown(prop['default'])}]" if "default" in prop else ""), True)
             while True:
-                text = await terminal.ask(f"{head}  {field}: ")
+                text = await terminal.ask(f"{head}  {field}: ", False)
                 if text is None:
                     return {"action": "decline"}
                 head, empty = "", not text and "default" not in prop   # Enter: the default, if any
@@ -6061,14 +6095,45 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
                 listed = _schema_types(prop) == {"array"} and not text.lstrip().startswith("[")
                 value = [v.strip() for v in text.split(",")] if listed and text else (   # a,b,c: a list
                     _typed_value(text, prop) if text else prop.get("default"))
+                word = text.strip().lower()   # y/n for a boolean, a title for its choice
+                value = YES_NO[word] if _schema_types(prop) == {"boolean"} and word in YES_NO else {
+                    str(t).lower(): c for t, c in named}.get(word, value)
                 problem = "an answer is needed" if empty else _argument_problem(
-                    {key: value}, {"properties": {key: {**prop, "enum": _choices(prop) or None}}})
+                    {key: value}, {"properties": {key: {**prop, "enum": _choices(prop) or None}}}
+                ) or _bound_problem(value, prop)
                 if not problem:
                     content[key] = value
                     break
                 head = f"  {problem}; try again\n"
         return {"action": "accept", "content": content}
     return elicit
+
+
+def _bound_problem(value: Any, prop: JSON) -> str | None:
+    """Which bound of its form field ``value`` breaks: minimum/maximum, min/maxLength, min/maxItems,
+    the items' choices, format, pattern (searched in a child process with a deadline: a server's
+    pattern may backtrack for ever; one that cannot be run is not checked)."""
+    kind = {str: "Length", list: "Items"}.get(type(value), "imum")
+    for word, key, sign in (("at least", "min", -1), ("at most", "max", 1)):
+        bound, size = prop.get(key + kind), len(value) if kind != "imum" else value
+        if {_json_type(bound), _json_type(size)} <= {"integer", "number"} and (size - bound) * sign > 0:
+            return f"must be {word} {_shown(bound)}" + {"Length": " characters", "Items": " items"}.get(kind, "")
+    allowed = _choices(_object(prop.get("items")))
+    if isinstance(value, list) and allowed and (wrong := [v for v in value if v not in allowed]):
+        return f"has {_shown(wrong[0])}, not one of {', '.join(map(_shown, allowed))}"
+    form, pattern = prop.get("format"), prop.get("pattern")
+    if isinstance(value, str) and form in FORMATS:
+        with contextlib.suppress(ValueError):
+            if re.fullmatch(FORMATS[form][0], value) and ("date" not in form or time.strptime(value[:10], "%Y-%m-%d")):
+                form = None
+        if form:
+            return f"must be {FORMATS[form][1]}"
+    if isinstance(value, str) and isinstance(pattern, str):
+        with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
+            if subprocess.run([sys.executable, "-I", "-S", "-c", "import re, sys; sys.exit(3 * (not re.search("
+                               "*sys.argv[1:])))", pattern, value], capture_output=True, timeout=2).returncode == 3:
+                return f"must match the pattern {_visible(pattern, True)}"
+    return None
 
 
 def _url_text(url: str, origin: str | None) -> str:
@@ -6209,8 +6274,8 @@ def _type_text(prop: Any) -> str:
 
 def _choices(prop: JSON) -> list[Any]:
     """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf``."""
-    return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(prop.get("oneOf")))
-                                         if "const" in o]
+    return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(
+        prop.get("oneOf")) or _listed(prop.get("anyOf"))) if "const" in o]
 
 
 def _signature(item: JSON) -> str:
@@ -6471,7 +6536,10 @@ async def _cmd_read(args: Any, out: _Output) -> int:
             with contextlib.suppress(MCPError):
                 known = [r["uri"] for r in await client.list_resources()] + [
                     t["uriTemplate"] for t in await client.list_resource_templates()]
-            raise RemoteError(exc.code, exc.message + _did_you_mean(args.uri, known), exc.data) from None
+            matched = [t for t in known if "{" in t and re.fullmatch(re.sub(r"\\\{.*?\\\}", ".+", re.escape(t)), args.uri)]
+            raise RemoteError(exc.code, exc.message + (f" (it fits the template {matched[0]}: the server has "
+                              "nothing there)" if matched else _did_you_mean(args.uri, [k for k in known
+                                                                                         if k != args.uri])), exc.data) from None
         contents = result.get("contents", [])   # objects: the client checked the shape
         if args.output:
             with open(args.output, "wb") as f:
@@ -6784,6 +6852,12 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
 
 
 async def _cmd_check(args: Any, out: _Output) -> int:
+    for words in args.call + args.prompt:   # a SERVER after --call's arguments is no key=value: it was taken
+        while len(words) > 1 and "=" not in words[-1] and words[-1][:1] not in "{-":
+            args.servers.insert(0, words.pop())
+    if not args.servers:
+        raise _UsageError("name a SERVER to check: mcpmini check SERVER --call TOOL ARG..., or end the "
+                          "arguments of --call with --: mcpmini check --call TOOL ARG... -- SERVER")
     servers = [(spec, _resolve_server(spec, args, out)) for spec in args.servers]
     _check_writable(args.junit)
     suites: list[_Suite] = []
@@ -6948,6 +7022,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("config", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
+        args.protocol = {"modern": MODERN_VERSION}.get(args.protocol, args.protocol)
         out.verbose = args.verbose
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
