@@ -161,6 +161,7 @@ FORMATS = {"email": (r"[^@\s]+@[^@\s]+\.[^@\s.]+", "an email address"),
            "date": (r"\d{4}-\d\d-\d\d", "a date: YYYY-MM-DD"),
            "date-time": (r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
                          "a date and time: YYYY-MM-DDTHH:MM:SSZ")}
+EXAMPLE_CONFIG = "examples/mcp.json"   # the help's examples name it (they run from the repository's root)
 YES_NO = {"y": True, "yes": True, "true": True, "n": False, "no": False, "false": False}
 
 # OAuth
@@ -5780,12 +5781,16 @@ def _build_parser() -> Any:
     except (AttributeError, OSError, ValueError):
         width = 78
 
+    class Formatter(argparse.RawDescriptionHelpFormatter):
+        def _fill_text(self, text: str, width: int, indent: str) -> str:   # prose wrapped; examples whole
+            return "\n".join(line if line.startswith("  ") else argparse.HelpFormatter._fill_text(
+                self, line, width, indent) for line in text.splitlines())
+
     class Parser(argparse.ArgumentParser):
         options = property(lambda self: {o: a.nargs != 0 for a in self._actions for o in a.option_strings})
 
         def __init__(self, **kwargs: Any) -> None:
-            super().__init__(formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=width),
-                             **kwargs)
+            super().__init__(formatter_class=lambda prog: Formatter(prog, width=width), **kwargs)
 
         def error(self, message: str) -> Any:
             """argparse's message, with the closest command, choice or option (decision #5)."""
@@ -5857,35 +5862,38 @@ def _add_globals(p: Any, shown: bool) -> None:
 
 
 def _add_commands(command: Callable[..., Any]) -> None:
-    """The commands of one server (and the local ones), with their arguments and examples."""
+    """The commands of one server (and the local ones), with their arguments and examples (each
+    runs as written from the repository's root: tests/cli/test_cli_help_examples.py)."""
     import argparse
     command("info", "era and why, protocol version, server info, capabilities, instructions",
-            "info \"python3 examples/weather_server.py\"", "info http://127.0.0.1:8000/mcp --json",
+            "info \"python3 examples/weather_server.py\"",
+            "info http://127.0.0.1:8000/mcp --json   # after: python3 examples/weather_http_server.py",
             server=True)
     for name, what, one in (("tools", "TOOL", "get_forecast"), ("prompts", "PROMPT", "umbrella_advice")):
-        command(name, f"a server's {name} as calls to copy, or one in full", f"{name} weather",
-                f"{name} weather {one}", f"{name} weather --json", server=True).add_argument(
+        command(name, f"a server's {name} as calls to copy, or one in full", f"--config {EXAMPLE_CONFIG} {name} weather",
+                f"--config {EXAMPLE_CONFIG} {name} weather {one}", f"{name} \"python3 examples/weather_server.py\" --json",
+                server=True).add_argument(
                     "name", nargs="?", metavar=what, help="show this one in full")
-    p = command("call", "call a tool", "call weather get_forecast city=Hangzhou",
-                "call weather get_forecast '{\"city\": \"Hangzhou\"}' --json",
-                "call ./server.py upload file=@notes.txt tags:='[\"a\"]'", server=True)
+    p = command("call", "call a tool", f"--config {EXAMPLE_CONFIG} call weather get_forecast city=Hangzhou",
+                "call \"python3 examples/weather_server.py\" get_forecast '{\"city\": \"杭州\"}' --json", server=True)
     p.add_argument("tool", metavar="TOOL", help="the tool's name (see: mcpmini tools SERVER)")
     p.add_argument("arguments", nargs="*", metavar="ARG", help="key=value (typed by the schema), "
                    "key:=JSON, key=@file, key:=@file.json, one JSON object, or - for one on stdin")
     p.add_argument("--no-validate", action="store_true", help="send exactly what was typed: no "
                    "schema typing or checks (for servers whose schemas are wrong)")
-    command("resources", "a server's resources", "resources weather", server=True)
-    command("templates", "a server's resource templates", "templates weather", server=True)
-    p = command("read", "read a resource", "read weather weather://cities",
-                "read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
+    command("resources", "a server's resources", f"--config {EXAMPLE_CONFIG} resources weather", server=True)
+    command("templates", "a server's resource templates", f"--config {EXAMPLE_CONFIG} templates weather", server=True)
+    p = command("read", "read a resource", f"--config {EXAMPLE_CONFIG} read weather weather://cities",
+                f"--config {EXAMPLE_CONFIG} read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
     p.add_argument("uri", metavar="URI", help="the resource's URI (see: mcpmini resources SERVER)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the contents to FILE (raw bytes)")
-    p = command("prompt", "get a prompt", "prompt weather umbrella_advice city=Hangzhou", server=True)
+    p = command("prompt", "get a prompt", f"--config {EXAMPLE_CONFIG} prompt weather umbrella_advice city=Hangzhou",
+                server=True)
     p.add_argument("name", metavar="PROMPT", help="the prompt's name (see: mcpmini prompts SERVER)")
     p.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="the prompt's arguments")
     p.add_argument("--no-validate", action="store_true", help="send the arguments unchecked")
     p = command("servers", "configured servers, where they come from, and their login state",
-                "servers", "--config team.json servers --json")
+                "servers", f"--config {EXAMPLE_CONFIG} servers --json")
     p.add_argument("--discover", action="store_true", help="list (read-only) the servers that other "
                    "MCP clients here are configured with")
     p = command("login", "log in to an OAuth-protected HTTP server (opens a browser)",
@@ -5899,8 +5907,8 @@ def _add_commands(command: Callable[..., Any]) -> None:
                 "logout linear --forget-client", server=True)
     p.add_argument("--forget-client", action="store_true",
                    help="also forget the client registration at its authorization server")
-    p = command("trust", "show, then approve the project config file of this directory",
-                "trust", "trust mcp.json --yes")
+    p = command("trust", "show the project config file of this directory (or FILE), then approve it: "
+                "asks on the terminal unless --yes", f"trust {EXAMPLE_CONFIG} --yes")
     p.add_argument("file", nargs="?", metavar="FILE", help="the file (default: ./.mcp.json or ./mcp.json)")
     p.add_argument("--yes", action="store_true", help="approve without asking")
     p = command("completion", "print a shell completion script", "completion bash >> ~/.bashrc",
@@ -5949,7 +5957,8 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
                    help="let --listen bind an address that is not loopback")
     p = command("check", "smoke-test servers for CI: connect (in each era spoken), list every page, "
                 "lint tools and schemas, run the calls asked for (exit 1 on a failed check, 3 "
-                "when a server cannot be reached)")
+                "when a server cannot be reached)", "check \"python3 examples/weather_server.py\" --call "
+                "get_forecast city=Hangzhou --junit check.xml", f"--config {EXAMPLE_CONFIG} check weather --read weather://cities")
     p.add_argument("servers", nargs="*", metavar="SERVER", help="a configured name, an http(s):// URL, or a "
                    "command line in quotes (repeatable)")
     p.add_argument("--call", nargs="+", action="append", default=[], metavar=("TOOL", "ARG"),
