@@ -156,10 +156,11 @@ SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAP = ("patternProperties", "$defs", "definitions", "dependentSchemas")
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
 # A form field's "format": what it must match, and how a person is told
+DATE = r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
 FORMATS = {"email": (r"[^@\s]+@[^@\s]+\.[^@\s.]+", "an email address"),
            "uri": (r"[A-Za-z][A-Za-z0-9+.-]*:\S+", "a URI such as https://example.com/"),
-           "date": (r"\d{4}-\d\d-\d\d", "a date: YYYY-MM-DD"),
-           "date-time": (r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
+           "date": (DATE, "a date: YYYY-MM-DD"),
+           "date-time": (DATE + r"[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
                          "a date and time: YYYY-MM-DDTHH:MM:SSZ")}
 EXAMPLE_CONFIG = "examples/mcp.json"   # the help's examples name it (they run from the repository's root)
 YES_NO = {"y": True, "yes": True, "true": True, "n": False, "no": False, "false": False}
@@ -5794,7 +5795,8 @@ def _build_parser() -> Any:
 
         def error(self, message: str) -> Any:
             """argparse's message, with the closest command, choice or option (decision #5)."""
-            if m := re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)|unrecognized arguments: (-[^ =]+)", message):
+            if m := re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)|unrecognized arguments: (-\S+)",
+                              message):
                 names = re.findall(r"[^', ]+", m[2]) if m[2] else [*dict.fromkeys([*self.options, *(
                     o for p in getattr(self, "commands", {}).values() for o in p.options)])]
                 if hint := _did_you_mean(m[1] or m[3], names):
@@ -5865,35 +5867,33 @@ def _add_commands(command: Callable[..., Any]) -> None:
     """The commands of one server (and the local ones), with their arguments and examples (each
     runs as written from the repository's root: tests/cli/test_cli_help_examples.py)."""
     import argparse
-    command("info", "era and why, protocol version, server info, capabilities, instructions",
-            "info \"python3 examples/weather_server.py\"",
+    cfg, stdio = f"--config {EXAMPLE_CONFIG}", '"python3 examples/weather_server.py"'
+    command("info", "era and why, protocol version, server info, capabilities, instructions", f"info {stdio}",
             "info http://127.0.0.1:8000/mcp --json   # after: python3 examples/weather_http_server.py",
             server=True)
     for name, what, one in (("tools", "TOOL", "get_forecast"), ("prompts", "PROMPT", "umbrella_advice")):
-        command(name, f"a server's {name} as calls to copy, or one in full", f"--config {EXAMPLE_CONFIG} {name} weather",
-                f"--config {EXAMPLE_CONFIG} {name} weather {one}", f"{name} \"python3 examples/weather_server.py\" --json",
-                server=True).add_argument(
+        command(name, f"a server's {name} as calls to copy, or one in full", f"{cfg} {name} weather",
+                f"{cfg} {name} weather {one}", f"{name} {stdio} --json", server=True).add_argument(
                     "name", nargs="?", metavar=what, help="show this one in full")
-    p = command("call", "call a tool", f"--config {EXAMPLE_CONFIG} call weather get_forecast city=Hangzhou",
-                "call \"python3 examples/weather_server.py\" get_forecast '{\"city\": \"杭州\"}' --json", server=True)
+    p = command("call", "call a tool", f"{cfg} call weather get_forecast city=Hangzhou",
+                f"call {stdio} get_forecast '{{\"city\": \"杭州\"}}' --json", server=True)
     p.add_argument("tool", metavar="TOOL", help="the tool's name (see: mcpmini tools SERVER)")
     p.add_argument("arguments", nargs="*", metavar="ARG", help="key=value (typed by the schema), "
                    "key:=JSON, key=@file, key:=@file.json, one JSON object, or - for one on stdin")
     p.add_argument("--no-validate", action="store_true", help="send exactly what was typed: no "
                    "schema typing or checks (for servers whose schemas are wrong)")
-    command("resources", "a server's resources", f"--config {EXAMPLE_CONFIG} resources weather", server=True)
-    command("templates", "a server's resource templates", f"--config {EXAMPLE_CONFIG} templates weather", server=True)
-    p = command("read", "read a resource", f"--config {EXAMPLE_CONFIG} read weather weather://cities",
-                f"--config {EXAMPLE_CONFIG} read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
+    command("resources", "a server's resources", f"{cfg} resources weather", server=True)
+    command("templates", "a server's resource templates", f"{cfg} templates weather", server=True)
+    p = command("read", "read a resource", f"{cfg} read weather weather://cities",
+                f"{cfg} read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
     p.add_argument("uri", metavar="URI", help="the resource's URI (see: mcpmini resources SERVER)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the contents to FILE (raw bytes)")
-    p = command("prompt", "get a prompt", f"--config {EXAMPLE_CONFIG} prompt weather umbrella_advice city=Hangzhou",
-                server=True)
+    p = command("prompt", "get a prompt", f"{cfg} prompt weather umbrella_advice city=Hangzhou", server=True)
     p.add_argument("name", metavar="PROMPT", help="the prompt's name (see: mcpmini prompts SERVER)")
     p.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="the prompt's arguments")
     p.add_argument("--no-validate", action="store_true", help="send the arguments unchecked")
     p = command("servers", "configured servers, where they come from, and their login state",
-                "servers", f"--config {EXAMPLE_CONFIG} servers --json")
+                "servers", f"{cfg} servers --json")
     p.add_argument("--discover", action="store_true", help="list (read-only) the servers that other "
                    "MCP clients here are configured with")
     p = command("login", "log in to an OAuth-protected HTTP server (opens a browser)",
@@ -5957,8 +5957,9 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
                    help="let --listen bind an address that is not loopback")
     p = command("check", "smoke-test servers for CI: connect (in each era spoken), list every page, "
                 "lint tools and schemas, run the calls asked for (exit 1 on a failed check, 3 "
-                "when a server cannot be reached)", "check \"python3 examples/weather_server.py\" --call "
-                "get_forecast city=Hangzhou --junit check.xml", f"--config {EXAMPLE_CONFIG} check weather --read weather://cities")
+                "when a server cannot be reached)", 'check "python3 examples/weather_server.py" --call '
+                "get_forecast city=Hangzhou --junit check.xml", f"--config {EXAMPLE_CONFIG} check weather --read "
+                "weather://cities")
     p.add_argument("servers", nargs="*", metavar="SERVER", help="a configured name, an http(s):// URL, or a "
                    "command line in quotes (repeatable)")
     p.add_argument("--call", nargs="+", action="append", default=[], metavar=("TOOL", "ARG"),
@@ -6081,16 +6082,17 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         props, required = _object(schema.get("properties")), _listed(schema.get("required"))
         head = f"mcpmini: {_visible(server.name, True)} asks: {message}\n"
         if not props:
-            return {"action": "accept", "content": {}} if await terminal.yes(head + "Accept?", False) else {"action": "decline"}
+            accepted = await terminal.yes(head + "Accept?", False)
+            return {"action": "accept", "content": {}} if accepted else {"action": "decline"}
         head += "(Enter takes the default in [ ]; Ctrl-C or Ctrl-D declines)\n"
         content: JSON = {}
         for key, prop in props.items():   # "  City (string, required) — the city [Hangzhou]: "
             prop = _object(prop)
-            named = [(o["title"], o["const"]) for o in map(_object, _listed(prop.get("oneOf")))
-                     if "title" in o and "const" in o] + list(zip(_listed(prop.get("enumNames")), _choices(prop)))
+            named = [(o["title"], o["const"]) for o in map(_object, _listed(prop.get("oneOf")))   # titled
+                     if "title" in o and "const" in o] + [*zip(_listed(prop.get("enumNames")), _choices(prop))]
             facts = [_type_text(prop) + f", {prop.get('format')}" * (prop.get("format") in FORMATS)
                      + ", y/n" * (_schema_types(prop) == {"boolean"}) + ", required" * (key in required)] + [
-                f"{_shown(const)} = {title}" for title, const in named]   # titled choices
+                f"{_shown(const)} = {title}" for title, const in named]
             field = _visible(f"{prop.get('title') or key} ({'; '.join(facts)})"
                              + f" — {prop.get('description')}" * bool(prop.get("description"))
                              + (f" [{_shown(prop['default'])}]" if "default" in prop else ""), True)
@@ -6122,25 +6124,22 @@ def _bound_problem(value: Any, prop: JSON) -> str | None:
     """Which bound of its form field ``value`` breaks: minimum/maximum, min/maxLength, min/maxItems,
     the items' choices, format, pattern (searched in a child process with a deadline: a server's
     pattern may backtrack for ever; one that cannot be run is not checked)."""
-    kind = {str: "Length", list: "Items"}.get(type(value), "imum")
+    kind, unit = {str: ("Length", " characters"), list: ("Items", " items")}.get(type(value), ("imum", ""))
     for word, key, sign in (("at least", "min", -1), ("at most", "max", 1)):
-        bound, size = prop.get(key + kind), len(value) if kind != "imum" else value
+        bound, size = prop.get(key + kind), len(value) if unit else value   # minimum, maxLength, minItems...
         if {_json_type(bound), _json_type(size)} <= {"integer", "number"} and (size - bound) * sign > 0:
-            return f"must be {word} {_shown(bound)}" + {"Length": " characters", "Items": " items"}.get(kind, "")
+            return f"must be {word} {_shown(bound)}{unit}"
     allowed = _choices(_object(prop.get("items")))
     if isinstance(value, list) and allowed and (wrong := [v for v in value if v not in allowed]):
         return f"has {_shown(wrong[0])}, not one of {', '.join(map(_shown, allowed))}"
-    form, pattern = prop.get("format"), prop.get("pattern")
-    if isinstance(value, str) and form in FORMATS:
-        with contextlib.suppress(ValueError):
-            if re.fullmatch(FORMATS[form][0], value) and ("date" not in form or time.strptime(value[:10], "%Y-%m-%d")):
-                form = None
-        if form:
-            return f"must be {FORMATS[form][1]}"
-    if isinstance(value, str) and isinstance(pattern, str):
+    shape, about = FORMATS.get(prop.get("format"), ("", ""))
+    if isinstance(value, str) and shape and not re.fullmatch(shape, value):
+        return f"must be {about}"
+    if isinstance(value, str) and isinstance(pattern := prop.get("pattern"), str):
         with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
             if subprocess.run([sys.executable, "-I", "-S", "-c", "import re, sys; sys.exit(3 * (not re.search("
-                               "*sys.argv[1:])))", pattern, value], capture_output=True, timeout=2).returncode == 3:
+                               "*sys.argv[1:])))", pattern, value], capture_output=True, timeout=2
+                              ).returncode == 3:
                 return f"must match the pattern {_visible(pattern, True)}"
     return None
 
@@ -6545,10 +6544,11 @@ async def _cmd_read(args: Any, out: _Output) -> int:
             with contextlib.suppress(MCPError):
                 known = [r["uri"] for r in await client.list_resources()] + [
                     t["uriTemplate"] for t in await client.list_resource_templates()]
-            matched = [t for t in known if "{" in t and re.fullmatch(re.sub(r"\\\{.*?\\\}", ".+", re.escape(t)), args.uri)]
-            raise RemoteError(exc.code, exc.message + (f" (it fits the template {matched[0]}: the server has "
-                              "nothing there)" if matched else _did_you_mean(args.uri, [k for k in known
-                                                                                         if k != args.uri])), exc.data) from None
+            fits = [t for t in known if "{" in t and re.fullmatch(   # a template's {name} fits any text
+                re.sub(r"\\\{.*?\\\}", ".+", re.escape(t)), args.uri)]
+            hint = f" (it fits the template {fits[0]}: the server has nothing there)" if fits else \
+                _did_you_mean(args.uri, [k for k in known if k != args.uri])   # never the URI itself
+            raise RemoteError(exc.code, exc.message + hint, exc.data) from None
         contents = result.get("contents", [])   # objects: the client checked the shape
         if args.output:
             with open(args.output, "wb") as f:
