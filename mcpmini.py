@@ -156,11 +156,11 @@ SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAP = ("patternProperties", "$defs", "definitions", "dependentSchemas")
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
 # A form field's "format": what it must match, and how a person is told
-DATE = r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+ISO_DATE = r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
 FORMATS = {"email": (r"[^@\s]+@[^@\s]+\.[^@\s.]+", "an email address"),
            "uri": (r"[A-Za-z][A-Za-z0-9+.-]*:\S+", "a URI such as https://example.com/"),
-           "date": (DATE, "a date: YYYY-MM-DD"),
-           "date-time": (DATE + r"[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
+           "date": (ISO_DATE, "a date: YYYY-MM-DD"),
+           "date-time": (ISO_DATE + r"[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
                          "a date and time: YYYY-MM-DDTHH:MM:SSZ")}
 EXAMPLE_CONFIG = "examples/mcp.json"   # the help's examples name it (they run from the repository's root)
 YES_NO = {"y": True, "yes": True, "true": True, "n": False, "no": False, "false": False}
