@@ -6281,7 +6281,7 @@ def _type_text(prop: Any) -> str:
 
 
 def _choices(prop: JSON) -> list[Any]:
-    """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf``."""
+    """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf`` (or ``anyOf``)."""
     return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(
         prop.get("oneOf")) or _listed(prop.get("anyOf"))) if "const" in o]
 
@@ -6960,7 +6960,7 @@ def _completions(line: str) -> list[str]:
     servers: dict[str, ServerConfig] = {}
     with contextlib.suppress(MCPError, OSError):
         servers = {n: s for n, s in load_config(configs).items() if s.trusted}
-    takes_server = command and " SERVER" in parser.commands[command].format_usage()
+    takes_server = command and "SERVER" in parser.commands[command].format_usage()   # check: [SERVER ...]
     found: list[str] = []
     if options.get(previous) and previous != "--server":
         pass   # an option's value: the shell completes files

@@ -103,3 +103,9 @@ def test_read_checks_the_output_path_before_asking_the_server(cli, fake):
     r = cli("read", server.cmdline, "fake://text", "-o", "/nonexistent/dir/x.json")
     assert r.code == 2 and "cannot write /nonexistent/dir/x.json" in r.error_lines[0]
     assert server.messages() == []   # never started
+
+
+def test_completion_still_offers_servers_after_check(cli, work):
+    config = write_json(work / "c.json", {"mcpServers": {"weather": {"command": "/nonexistent/weather"}}})
+    r = cli("completion", "--line", f"mcpmini --config {config} check ")
+    assert r.code == 0 and r.out.split() == ["weather"]
