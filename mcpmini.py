@@ -5751,12 +5751,13 @@ class _Terminal:
                     with contextlib.suppress(termios.error):
                         termios.tcsetattr(self.reader, termios.TCSANOW, saved)
                 self.out.wait(doing)
+            ctrl_c, ends = line.endswith(b"\x03"), own or self.interrupted
             if not line.endswith(b"\n"):
-                self.write("\n")
-            if line.endswith(b"\x03") and (own or self.interrupted):
+                self.write("\n" + "mcpmini: declined; a second Ctrl-C ends the run\n" * (ctrl_c and not ends))
+            if ctrl_c and ends:
                 os.kill(os.getpid(), signal.SIGINT)   # the run ends as at any other Ctrl-C
                 await asyncio.get_running_loop().create_future()   # cancelled by it
-            self.interrupted |= line.endswith(b"\x03")
+            self.interrupted |= ctrl_c
             return line[:-1].decode("utf-8", "replace") if line.endswith(b"\n") else None
 
     async def yes(self, prompt: str, own: bool = True) -> bool:

@@ -65,6 +65,7 @@ def test_ctrl_c_at_a_servers_question_declines_it_and_a_second_ends_the_run(scre
     s.expect("question 0")
     s.expect("Accept? [y/N] ")
     s.type("\x03")                          # declines this question; the call goes on
+    s.expect("mcpmini: declined; a second Ctrl-C ends the run")
     s.expect("question 1")
     s.expect("Accept? [y/N] ")
     s.type("\x03")                          # the second ends the run
