@@ -6091,7 +6091,7 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
             prop = _object(prop)
             named = [(o["title"], o["const"]) for o in map(_object, _listed(prop.get("oneOf")))   # titled
                      if "title" in o and "const" in o] + [*zip(_listed(prop.get("enumNames")), _choices(prop))]
-            facts = [_type_text(prop) + f", {prop.get('format')}" * (prop.get("format") in FORMATS)
+            facts = [_type_text(prop) + f", {prop.get('format')}" * (str(prop.get("format")) in FORMATS)
                      + ", y/n" * (_schema_types(prop) == {"boolean"}) + ", required" * (key in required)] + [
                 f"{_shown(const)} = {title}" for title, const in named]
             field = _visible(f"{prop.get('title') or key} ({'; '.join(facts)})"
@@ -6133,7 +6133,7 @@ def _bound_problem(value: Any, prop: JSON) -> str | None:
     allowed = _choices(_object(prop.get("items")))
     if isinstance(value, list) and allowed and (wrong := [v for v in value if v not in allowed]):
         return f"has {_shown(wrong[0])}, not one of {', '.join(map(_shown, allowed))}"
-    shape, about = FORMATS.get(prop.get("format"), ("", ""))
+    shape, about = FORMATS.get(str(prop.get("format")), ("", ""))
     if isinstance(value, str) and shape and not re.fullmatch(shape, value):
         return f"must be {about}"
     if isinstance(value, str) and isinstance(pattern := prop.get("pattern"), str):

@@ -95,3 +95,13 @@ def test_without_a_terminal_a_declined_question_says_so_on_stderr(proc, fake):
     [line] = [x for x in p.stderr.decode().splitlines() if "declined" in x]
     assert "asked 'Plan': declined" in line and "no terminal" in line and "--accept-defaults" in line
     assert json.loads(p.stdout) == {"action": "decline"}
+
+
+def test_odd_or_hostile_bounds_are_skipped_not_fatal():
+    import mcpmini
+    check = mcpmini._bound_problem
+    assert check("x", {"format": ["email"], "pattern": ["x"], "minLength": "2", "maxLength": True}) is None
+    assert check("a\x00", {"pattern": "b"}) is None                 # cannot be passed on: not checked
+    assert check("x", {"pattern": "(unclosed"}) is None             # not a regex: not checked
+    assert check(["x"], {"items": {"anyOf": [{"const": "a", "title": "A"}]}}) == "has x, not one of a"
+    assert check(True, {"minimum": 2}) is None and check(5, {"minimum": 6.5}) == "must be at least 6.5"
