@@ -58,6 +58,7 @@ import os
 import re
 import shlex
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -157,6 +158,15 @@ SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "not", "if", "
 SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAP = ("patternProperties", "$defs", "definitions", "dependentSchemas")
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
+# A form field's "format": what it must match, and how a person is told
+ISO_DATE = r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+FORMATS = {"email": (r"[^@\s]+@[^@\s]+\.[^@\s.]+", "an email address"),
+           "uri": (r"[A-Za-z][A-Za-z0-9+.-]*:\S+", "a URI such as https://example.com/"),
+           "date": (ISO_DATE, "a date: YYYY-MM-DD"),
+           "date-time": (ISO_DATE + r"[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
+                         "a date and time: YYYY-MM-DDTHH:MM:SSZ")}
+EXAMPLE_CONFIG = "examples/mcp.json"   # the help's examples name it (they run from the repository's root)
+YES_NO = {"y": True, "yes": True, "true": True, "n": False, "no": False, "false": False}
 
 # OAuth
 OAUTH_TIMEOUT = 10.0            # one OAuth HTTP exchange (metadata, registration, token)
@@ -586,6 +596,9 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     if missing:
         wanted = ", ".join(f"{n!r} ({'/'.join(sorted(_schema_types(props.get(n)))) or 'any'})"
                            for n in missing)
+        for key in (k for k in arguments if k not in props):   # cty=Tokyo for city: the typo first
+            if hint := _did_you_mean(key, missing):
+                return f"unknown {noun} {key!r}{hint} (required: {wanted})"
         return f"missing required {noun}{'s' * (len(missing) > 1)} {wanted}"
     extra = schema.get("additionalProperties")
     if extra is False or (strict_keys and extra is None and "properties" in schema
@@ -3818,6 +3831,9 @@ class Client:
             return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
                                                     if isinstance(v, dict) and "default" in v}}
         if self.on_elicit is None:
+            log.warning("%s asked %r: declined, as nothing here can answer it (no terminal, no on_elicit;"
+                        " --accept-defaults takes a form's defaults)", self.name, _visible(str(params.get(
+                            "message", "")), True)[:200])
             return {"action": "decline"}
         answer = self.on_elicit(params)
         if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
@@ -4290,9 +4306,9 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
             raise ConfigError(f"{where}: \"timeout\" must be a positive number of seconds")
         if timeout > 3600:
             log.warning("%s: \"timeout\" is %s seconds; that looks like milliseconds", where, timeout)
-    protocol = get("protocol", str)
+    protocol = {"modern": MODERN_VERSION}.get(get("protocol", str), get("protocol", str))
     if protocol not in (None, "auto", MODERN_VERSION, "legacy"):
-        raise ConfigError(f"{where}: \"protocol\" must be auto, {MODERN_VERSION} or legacy")
+        raise ConfigError(f"{where}: \"protocol\" must be auto, {MODERN_VERSION} (or modern) or legacy")
     oauth = entry.get("oauth")
     if oauth is not None and not isinstance(oauth, (bool, dict)):
         raise ConfigError(f"{where}: \"oauth\" must be an object or false")
@@ -5144,10 +5160,10 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     record: JSON = {"id": call["id"], "function": alias, "arguments": arguments}
     began = time.monotonic()
 
-    def answer(text: str, is_error: bool = True) -> tuple[str, JSON]:
+    def answer(text: str, is_error: bool = True, declined: bool = False) -> tuple[str, JSON]:
         record.update(content=text, is_error=is_error, seconds=round(time.monotonic() - began, 3))
-        _emit(on_event, "tool_result", id=call["id"], server=record.get("server"),
-              tool=record.get("tool"), is_error=is_error, seconds=record["seconds"])
+        _emit(on_event, "tool_result", id=call["id"], server=record.get("server"), tool=record.get("tool"),
+              is_error=is_error, seconds=record["seconds"], declined=declined)
         return text, record
 
     if cut_short:   # its arguments may be incomplete
@@ -5167,15 +5183,12 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     if server_name in servers.failed:
         return answer(f"Error: the MCP server {server_name!r} is unavailable "
                       f"({servers.failed[server_name]}); its tools cannot be used in this conversation.")
+    allowed = confirm is None or confirm(server_name, tool, arguments)   # asked before the call's line
+    allowed, began = await allowed if inspect.isawaitable(allowed) else allowed, time.monotonic()
     _emit(on_event, "tool_call", id=call["id"], server=server_name, tool=tool, function=alias,
           arguments=arguments)
-    if confirm is not None:
-        allowed = confirm(server_name, tool, arguments)
-        if inspect.isawaitable(allowed):
-            allowed = await allowed
-        if not allowed:
-            return answer("Error: the user declined this tool call.")
-        began = time.monotonic()
+    if not allowed:
+        return answer("Error: the user declined this tool call.", declined=True)
     try:
         result = await servers.call_tool(server_name, tool, arguments)
     except RemoteError as exc:
@@ -5837,7 +5850,8 @@ class _Output(logging.Handler):
                 self.clear()
                 self.put(sys.stderr, "\x1b[A\r")
             if shown:
-                self.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
+                self.note(f"{line} … " + ("declined" if info.get("declined") else
+                                          f"{'failed after ' * info['is_error']}{info['seconds']:.1f} s"))
             if self.calls:
                 self.wait(f"calling {next(iter(self.calls.values()))[0]}")
         elif kind == "server_lost":
@@ -5872,13 +5886,14 @@ class _Output(logging.Handler):
 
 class _Terminal:
     """``/dev/tty``, where typed answers are asked for (decision #12) while stdin and stdout carry data;
-    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-C and Ctrl-D decline (None),
-    not ending the run; the read waits in a daemon thread, so a question never holds up the exit."""
+    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-D declines (None); Ctrl-C ends
+    the run at mcpmini's own questions and declines a server's, once (decision #37); the read waits
+    in a daemon thread, so a question never holds up the exit."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
         self.reader, self.writer = (os.open("/dev/tty", mode | flags) for mode in (os.O_RDONLY, os.O_WRONLY))
-        self.out, self.lock = out, asyncio.Lock()
+        self.out, self.lock, self.interrupted = out, asyncio.Lock(), False
 
     def close(self) -> None:
         for fd in (self.reader, self.writer):
@@ -5888,8 +5903,9 @@ class _Terminal:
     def write(self, text: str) -> None:
         os.write(self.writer, _redact(text).encode("utf-8", "backslashreplace"))
 
-    async def ask(self, prompt: str) -> str | None:
-        """``prompt`` (made safe to show by the caller), then one answer; None when declined."""
+    async def ask(self, prompt: str, own: bool = True) -> str | None:
+        """``prompt`` (made safe to show by the caller), then one answer; None when declined.
+        ``own``: mcpmini's question, not a server's."""
         import termios
         async with self.lock:
             doing, saved = self.out.doing, None
@@ -5910,14 +5926,24 @@ class _Terminal:
                     with contextlib.suppress(termios.error):
                         termios.tcsetattr(self.reader, termios.TCSANOW, saved)
                 self.out.wait(doing)
+            ctrl_c, ends = line.endswith(b"\x03"), own or self.interrupted
             if not line.endswith(b"\n"):
-                self.write("\n")
-                return None
-            return line[:-1].decode("utf-8", "replace")
+                self.write("\n" + "mcpmini: declined; a second Ctrl-C ends the run\n" * (ctrl_c and not ends))
+            if ctrl_c and ends:
+                os.kill(os.getpid(), signal.SIGINT)   # the run ends as at any other Ctrl-C
+                await asyncio.get_running_loop().create_future()   # cancelled by it
+            self.interrupted |= ctrl_c
+            return line[:-1].decode("utf-8", "replace") if line.endswith(b"\n") else None
 
-    async def yes(self, prompt: str) -> bool:
-        """A y/N question: only y or yes is a yes."""
-        return (await self.ask(f"{prompt} [y/N] ") or "").strip().lower() in ("y", "yes")
+    async def yes(self, prompt: str, own: bool = True) -> bool:
+        """A y/N question: Enter is no; an answer that is neither is asked again, three times at most."""
+        for _ in range(3):
+            answer = await self.ask(f"{prompt} [y/N] ", own)
+            choice = YES_NO.get((answer or "n").strip().lower() or "n")
+            if choice is not None:
+                return choice
+            prompt = f"  {_visible(answer or '', True)!r} is neither yes nor no; {prompt.rpartition(chr(10))[2]}"
+        return False
 
 
 def _build_parser() -> Any:
@@ -5932,14 +5958,25 @@ def _build_parser() -> Any:
     except (AttributeError, OSError, ValueError):
         width = 78
 
+    class Formatter(argparse.RawDescriptionHelpFormatter):
+        def _fill_text(self, text: str, width: int, indent: str) -> str:   # prose wrapped; examples whole
+            return "\n".join(line if line.startswith("  ") else argparse.HelpFormatter._fill_text(
+                self, line, width, indent) for line in text.splitlines())
+
     class Parser(argparse.ArgumentParser):
         options = property(lambda self: {o: a.nargs != 0 for a in self._actions for o in a.option_strings})
 
         def __init__(self, **kwargs: Any) -> None:
-            super().__init__(formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=width),
-                             **kwargs)
+            super().__init__(formatter_class=lambda prog: Formatter(prog, width=width), **kwargs)
 
         def error(self, message: str) -> Any:
+            """argparse's message, with the closest command, choice or option (decision #5)."""
+            if m := re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)|unrecognized arguments: (-\S+)",
+                              message):
+                names = re.findall(r"[^', ]+", m[2]) if m[2] else [*dict.fromkeys([*self.options, *(
+                    o for p in getattr(self, "commands", {}).values() for o in p.options)])]
+                if hint := _did_you_mean(m[1] or m[3], names):
+                    message = message[:m.start(2) - 14] + hint if m[2] else message + hint
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
 
     parser = Parser(prog="mcpmini", description="A one-file MCP client: list and call tools, read resources "
@@ -5983,8 +6020,8 @@ def _add_globals(p: Any, shown: bool) -> None:
         help="a config file (repeatable; later files win)")
     add("--timeout", type=float, metavar="S", default=None,
         help=f"seconds per request and for connecting (default {DEFAULT_TIMEOUT:g})")
-    add("--protocol", choices=("auto", MODERN_VERSION, "legacy"), default=None,
-        help="protocol era (default auto: probe with server/discover)")
+    add("--protocol", choices=("auto", MODERN_VERSION, "modern", "legacy"), default=None,
+        help=f"protocol era (default auto: probe with server/discover; modern is {MODERN_VERSION})")
     add("-H", "--header", action="append", metavar="'NAME: VALUE'", default=[],
         dest="header" + after, help="an HTTP header for the server (repeatable)")
     add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
@@ -6003,35 +6040,36 @@ def _add_globals(p: Any, shown: bool) -> None:
 
 
 def _add_commands(command: Callable[..., Any]) -> None:
-    """The commands of one server (and the local ones), with their arguments and examples."""
+    """The commands of one server (and the local ones), with their arguments and examples (each
+    runs as written from the repository's root: tests/cli/test_cli_help_examples.py)."""
     import argparse
-    command("info", "era and why, protocol version, server info, capabilities, instructions",
-            "info \"python3 examples/weather_server.py\"", "info http://127.0.0.1:8000/mcp --json",
+    cfg, stdio = f"--config {EXAMPLE_CONFIG}", '"python3 examples/weather_server.py"'
+    command("info", "era and why, protocol version, server info, capabilities, instructions", f"info {stdio}",
+            "info http://127.0.0.1:8000/mcp --json   # after: python3 examples/weather_http_server.py",
             server=True)
     for name, what, one in (("tools", "TOOL", "get_forecast"), ("prompts", "PROMPT", "umbrella_advice")):
-        command(name, f"a server's {name} as calls to copy, or one in full", f"{name} weather",
-                f"{name} weather {one}", f"{name} weather --json", server=True).add_argument(
+        command(name, f"a server's {name} as calls to copy, or one in full", f"{cfg} {name} weather",
+                f"{cfg} {name} weather {one}", f"{name} {stdio} --json", server=True).add_argument(
                     "name", nargs="?", metavar=what, help="show this one in full")
-    p = command("call", "call a tool", "call weather get_forecast city=Hangzhou",
-                "call weather get_forecast '{\"city\": \"Hangzhou\"}' --json",
-                "call ./server.py upload file=@notes.txt tags:='[\"a\"]'", server=True)
+    p = command("call", "call a tool", f"{cfg} call weather get_forecast city=Hangzhou",
+                f"call {stdio} get_forecast '{{\"city\": \"杭州\"}}' --json", server=True)
     p.add_argument("tool", metavar="TOOL", help="the tool's name (see: mcpmini tools SERVER)")
     p.add_argument("arguments", nargs="*", metavar="ARG", help="key=value (typed by the schema), "
                    "key:=JSON, key=@file, key:=@file.json, one JSON object, or - for one on stdin")
     p.add_argument("--no-validate", action="store_true", help="send exactly what was typed: no "
                    "schema typing or checks (for servers whose schemas are wrong)")
-    command("resources", "a server's resources", "resources weather", server=True)
-    command("templates", "a server's resource templates", "templates weather", server=True)
-    p = command("read", "read a resource", "read weather weather://cities",
-                "read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
+    command("resources", "a server's resources", f"{cfg} resources weather", server=True)
+    command("templates", "a server's resource templates", f"{cfg} templates weather", server=True)
+    p = command("read", "read a resource", f"{cfg} read weather weather://cities",
+                f"{cfg} read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
     p.add_argument("uri", metavar="URI", help="the resource's URI (see: mcpmini resources SERVER)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the contents to FILE (raw bytes)")
-    p = command("prompt", "get a prompt", "prompt weather umbrella_advice city=Hangzhou", server=True)
+    p = command("prompt", "get a prompt", f"{cfg} prompt weather umbrella_advice city=Hangzhou", server=True)
     p.add_argument("name", metavar="PROMPT", help="the prompt's name (see: mcpmini prompts SERVER)")
     p.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="the prompt's arguments")
     p.add_argument("--no-validate", action="store_true", help="send the arguments unchecked")
     p = command("servers", "configured servers, where they come from, and their login state",
-                "servers", "--config team.json servers --json")
+                "servers", f"{cfg} servers --json")
     p.add_argument("--discover", action="store_true", help="list (read-only) the servers that other "
                    "MCP clients here are configured with")
     p = command("login", "log in to an OAuth-protected HTTP server (opens a browser)",
@@ -6045,8 +6083,8 @@ def _add_commands(command: Callable[..., Any]) -> None:
                 "logout linear --forget-client", server=True)
     p.add_argument("--forget-client", action="store_true",
                    help="also forget the client registration at its authorization server")
-    p = command("trust", "show, then approve the project config file of this directory",
-                "trust", "trust mcp.json --yes")
+    p = command("trust", "show the project config file of this directory (or FILE), then approve it: "
+                "asks on the terminal unless --yes", f"trust {EXAMPLE_CONFIG} --yes")
     p.add_argument("file", nargs="?", metavar="FILE", help="the file (default: ./.mcp.json or ./mcp.json)")
     p.add_argument("--yes", action="store_true", help="approve without asking")
     p = command("completion", "print a shell completion script", "completion bash >> ~/.bashrc",
@@ -6095,8 +6133,11 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
                    help="let --listen bind an address that is not loopback")
     p = command("check", "smoke-test servers for CI: connect (in each era spoken), list every page, "
                 "lint tools and schemas, run the calls asked for (exit 1 on a failed check, 3 "
-                "when a server cannot be reached)")
-    p.add_argument("servers", nargs="+", metavar="SERVER")
+                "when a server cannot be reached)", 'check "python3 examples/weather_server.py" --call '
+                "get_forecast city=Hangzhou --junit check.xml", f"--config {EXAMPLE_CONFIG} check weather --read "
+                "weather://cities")
+    p.add_argument("servers", nargs="*", metavar="SERVER", help="a configured name, an http(s):// URL, or a "
+                   "command line in quotes (repeatable)")
     p.add_argument("--call", nargs="+", action="append", default=[], metavar=("TOOL", "ARG"),
                    help="call a tool with arguments as `call` takes them; fails on isError (repeatable)")
     p.add_argument("--read", action="append", default=[], metavar="URI", help="read a resource (repeatable)")
@@ -6155,6 +6196,8 @@ def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
         return dataclasses.replace(server, headers={**server.headers, **headers}, env={**server.env, **env})
     if re.match(r"(?i)https?://", spec):
         return ServerConfig(name=spec, url=spec.replace("$", "$$"), headers=headers)
+    if re.fullmatch(r"[\w.-]+:\d+(/\S*)?|[\w-]+\.[\w.-]+/\S*", spec) and not os.path.exists(spec.split("/")[0]):
+        raise _UsageError(f"{spec!r} is an address without its scheme; did you mean http://{spec}?")
     if any(c.isspace() for c in spec) or "/" in spec:
         try:
             argv = shlex.split(spec)
@@ -6203,7 +6246,7 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         if params.get("mode") == "url":
             url = str(params.get("url", ""))
             if not await terminal.yes(f"mcpmini: {_visible(server.name, True)} asks you to open "
-                                      f"{_url_text(url, server.url)}\n{message}\nOpen it in your browser?"):
+                                      f"{_url_text(url, server.url)}\n{message}\nOpen it in your browser?", False):
                 return {"action": "decline"}
             try:
                 await _in_daemon_thread(_default_open_browser, url)
@@ -6215,19 +6258,22 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         props, required = _object(schema.get("properties")), _listed(schema.get("required"))
         head = f"mcpmini: {_visible(server.name, True)} asks: {message}\n"
         if not props:
-            return {"action": "accept" if await terminal.yes(head + "Accept?") else "decline", "content": {}}
+            accepted = await terminal.yes(head + "Accept?", False)
+            return {"action": "accept", "content": {}} if accepted else {"action": "decline"}
         head += "(Enter takes the default in [ ]; Ctrl-C or Ctrl-D declines)\n"
         content: JSON = {}
         for key, prop in props.items():   # "  City (string, required) — the city [Hangzhou]: "
             prop = _object(prop)
-            facts = [_type_text(prop) + ", required" * (key in required)] + [
-                f"{_shown(o.get('const'))} = {o['title']}" for o in map(_object, _listed(prop.get("oneOf")))
-                if "title" in o]   # titled choices
+            named = [(o["title"], o["const"]) for o in map(_object, _listed(prop.get("oneOf")))   # titled
+                     if "title" in o and "const" in o] + [*zip(_listed(prop.get("enumNames")), _choices(prop))]
+            facts = [_type_text(prop) + f", {prop.get('format')}" * (str(prop.get("format")) in FORMATS)
+                     + ", y/n" * (_schema_types(prop) == {"boolean"}) + ", required" * (key in required)] + [
+                f"{_shown(const)} = {title}" for title, const in named]
             field = _visible(f"{prop.get('title') or key} ({'; '.join(facts)})"
                              + f" — {prop.get('description')}" * bool(prop.get("description"))
                              + (f" [{_shown(prop['default'])}]" if "default" in prop else ""), True)
             while True:
-                text = await terminal.ask(f"{head}  {field}: ")
+                text = await terminal.ask(f"{head}  {field}: ", False)
                 if text is None:
                     return {"action": "decline"}
                 head, empty = "", not text and "default" not in prop   # Enter: the default, if any
@@ -6236,14 +6282,42 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
                 listed = _schema_types(prop) == {"array"} and not text.lstrip().startswith("[")
                 value = [v.strip() for v in text.split(",")] if listed and text else (   # a,b,c: a list
                     _typed_value(text, prop) if text else prop.get("default"))
+                word = text.strip().lower()   # y/n for a boolean, a title for its choice
+                value = YES_NO[word] if _schema_types(prop) == {"boolean"} and word in YES_NO else {
+                    str(t).lower(): c for t, c in named}.get(word, value)
                 problem = "an answer is needed" if empty else _argument_problem(
-                    {key: value}, {"properties": {key: {**prop, "enum": _choices(prop) or None}}})
+                    {key: value}, {"properties": {key: {**prop, "enum": _choices(prop) or None}}}
+                ) or _bound_problem(value, prop)
                 if not problem:
                     content[key] = value
                     break
                 head = f"  {problem}; try again\n"
         return {"action": "accept", "content": content}
     return elicit
+
+
+def _bound_problem(value: Any, prop: JSON) -> str | None:
+    """Which bound of its form field ``value`` breaks: minimum/maximum, min/maxLength, min/maxItems,
+    the items' choices, format, pattern (searched in a child process with a deadline: a server's
+    pattern may backtrack for ever; one that cannot be run is not checked)."""
+    kind, unit = {str: ("Length", " characters"), list: ("Items", " items")}.get(type(value), ("imum", ""))
+    for word, key, sign in (("at least", "min", -1), ("at most", "max", 1)):
+        bound, size = prop.get(key + kind), len(value) if unit else value   # minimum, maxLength, minItems...
+        if {_json_type(bound), _json_type(size)} <= {"integer", "number"} and (size - bound) * sign > 0:
+            return f"must be {word} {_shown(bound)}{unit}"
+    allowed = _choices(_object(prop.get("items")))
+    if isinstance(value, list) and allowed and (wrong := [v for v in value if v not in allowed]):
+        return f"has {_shown(wrong[0])}, not one of {', '.join(map(_shown, allowed))}"
+    shape, about = FORMATS.get(str(prop.get("format")), ("", ""))
+    if isinstance(value, str) and shape and not re.fullmatch(shape, value):
+        return f"must be {about}"
+    if isinstance(value, str) and isinstance(pattern := prop.get("pattern"), str):
+        with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
+            if subprocess.run([sys.executable, "-I", "-S", "-c", "import re, sys; sys.exit(3 * (not re.search("
+                               "*sys.argv[1:])))", pattern, value], capture_output=True, timeout=2
+                              ).returncode == 3:
+                return f"must match the pattern {_visible(pattern, True)}"
+    return None
 
 
 def _url_text(url: str, origin: str | None) -> str:
@@ -6383,9 +6457,9 @@ def _type_text(prop: Any) -> str:
 
 
 def _choices(prop: JSON) -> list[Any]:
-    """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf``."""
-    return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(prop.get("oneOf")))
-                                         if "const" in o]
+    """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf`` (or ``anyOf``)."""
+    return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(
+        prop.get("oneOf")) or _listed(prop.get("anyOf"))) if "const" in o]
 
 
 def _signature(item: JSON) -> str:
@@ -6645,7 +6719,11 @@ async def _cmd_read(args: Any, out: _Output) -> int:
             with contextlib.suppress(MCPError):
                 known = [r["uri"] for r in await client.list_resources()] + [
                     t["uriTemplate"] for t in await client.list_resource_templates()]
-            raise RemoteError(exc.code, exc.message + _did_you_mean(args.uri, known), exc.data) from None
+            fits = [t for t in known if "{" in t and re.fullmatch(   # a template's {name} fits any text
+                re.sub(r"\\\{.*?\\\}", ".+", re.escape(t)), args.uri)]
+            hint = f" (it fits the template {fits[0]}: the server has nothing there)" if fits else \
+                _did_you_mean(args.uri, [k for k in known if k != args.uri])   # never the URI itself
+            raise RemoteError(exc.code, exc.message + hint, exc.data) from None
         contents = result.get("contents", [])   # objects: the client checked the shape
         if args.output:
             with open(args.output, "wb") as f:
@@ -6966,6 +7044,12 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
 
 
 async def _cmd_check(args: Any, out: _Output) -> int:
+    for words in args.call + args.prompt:   # a SERVER after --call's arguments is no key=value: it was taken
+        while len(words) > 1 and "=" not in words[-1] and words[-1][:1] not in "{-":
+            args.servers.insert(0, words.pop())
+    if not args.servers:
+        raise _UsageError("name a SERVER to check: mcpmini check SERVER --call TOOL ARG..., or end the "
+                          "arguments of --call with --: mcpmini check --call TOOL ARG... -- SERVER")
     servers = [(spec, _resolve_server(spec, args, out)) for spec in args.servers]
     _check_writable(args.junit)
     suites: list[_Suite] = []
@@ -7085,7 +7169,7 @@ def _completions(line: str) -> list[str]:
     servers: dict[str, ServerConfig] = {}
     with contextlib.suppress(MCPError, OSError):
         servers = {n: s for n, s in load_config(configs).items() if s.trusted}
-    takes_server = command and " SERVER" in parser.commands[command].format_usage()
+    takes_server = command and "SERVER" in parser.commands[command].format_usage()   # check: [SERVER ...]
     found: list[str] = []
     if options.get(previous) and previous != "--server":
         pass   # an option's value: the shell completes files
@@ -7159,6 +7243,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("config", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
+        args.protocol = {"modern": MODERN_VERSION}.get(args.protocol, args.protocol)
         out.verbose = args.verbose
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
