@@ -89,6 +89,8 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_PREFIX = "io.modelcontextprotocol/"   # reserved _meta keys: protocol bookkeeping in a result
+BOOKKEEPING = ("resultType", "ttlMs", "cacheScope")   # result keys of the protocol, not the server
 LIST_CHANGED = {   # notification -> the list results it makes stale
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),
@@ -218,6 +220,8 @@ MAX_BRIDGE_BODY = 4 << 20       # a request body `bridge --listen` accepts
 # Command line
 STATUS_DELAY = 1.0              # a wait longer than this shows the status line (on a terminal)
 STATUS_TICK = 0.25              # how often the status line is redrawn
+CLI_FLAGS = (("timeout=", "--timeout"), ("protocol='legacy'", "--protocol legacy"), ("base_url=", "--base-url"),
+             ("stream=False", "--no-stream"), ("max_steps=", "--max-steps"))   # library errors, on the command line
 EXIT_CODES = {"remote": 1, "tool": 1, "agent": 1, "usage": 2, "config": 2, "connection": 3,
               "protocol": 3, "auth": 4, "timeout": 124, "interrupted": 130, "terminated": 143}
 # What a server or model could use against a terminal or reader: C0 controls (not \n, \t), DEL, C1,
@@ -263,7 +267,7 @@ class RequestTimeout(MCPError, TimeoutError, kind="timeout"):
     def __init__(self, method: str, timeout: float, detail: str = "") -> None:
         self.method, self.timeout = method, timeout
         super().__init__(f"{method} timed out after {timeout:g} s{detail}"
-                         " (raise it with --timeout or the entry's \"timeout\")")
+                         " (raise timeout= or the entry's \"timeout\")")
 
 
 class ProtocolError(MCPError):
@@ -295,8 +299,8 @@ class RemoteError(MCPError, kind="remote"):
                    str(error.get("message", "")), error.get("data"))
 
 
-class _UsageError(MCPError, kind="usage"):
-    """The command line is wrong; nothing was sent."""
+class _UsageError(ConfigError, kind="usage"):
+    """The command line (or, with ``validate=True``, a call's arguments) is wrong; nothing was sent."""
 
 
 class _Interrupted(MCPError, kind="interrupted"):
@@ -304,7 +308,7 @@ class _Interrupted(MCPError, kind="interrupted"):
 
 
 class _AgentError(MCPError, kind="agent"):
-    """The agent loop ended without an answer (``--max-steps`` reached)."""
+    """The agent loop ended without an answer (``max_steps`` reached)."""
 
 
 class _ModelError(MCPError, kind="remote"):
@@ -3293,7 +3297,7 @@ class _Negotiation:
         supported = [v for v in result.get("supportedVersions") or [] if isinstance(v, str)]
         if not supported:   # nothing to choose from: asking again would loop
             raise ProtocolError(f"{self.label}: server/discover listed no protocol versions "
-                                "(supportedVersions is empty); try --protocol legacy")
+                                "(supportedVersions is empty); try protocol='legacy'")
         if MODERN_VERSION in supported:
             return self._settled(result, f"{reason} with {MODERN_VERSION}: modern")
         return await self._modern_fallback(supported, f"{reason} without {MODERN_VERSION}")
@@ -3345,7 +3349,14 @@ def _maybe_ran(why: str, method: str) -> str:
 
 def _checked_result(method: str, result: JSON, label: str) -> JSON:
     """A tools/call, resources/read or prompts/get result, checked where it enters: a shape
-    that cannot be used fails the request with a ProtocolError naming the field."""
+    that cannot be used fails the request with a ProtocolError naming the field. Returned in
+    one shape in both eras: without protocol bookkeeping (``resultType``, ``ttlMs``, ``cacheScope``
+    and ``io.modelcontextprotocol/`` keys of ``_meta``); the server's own ``_meta`` keys stay."""
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and any(k.startswith(META_PREFIX) for k in meta):
+        meta = {k: v for k, v in meta.items() if not k.startswith(META_PREFIX)}
+    result = {k: v for k, v in result.items() if k not in BOOKKEEPING and (k != "_meta" or meta)}
+    result.update({"_meta": meta} if meta else {})
     field, kind = {"tools/call": ("content", "content block"), "prompts/get": ("messages", "message"),
                    "resources/read": ("contents", "contents entry")}[method]
     items = result.get(field, [])
@@ -3434,6 +3445,35 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
         old, digests, lambda names: (_visible(n, one_line=True) for n in sorted(names)))
 
 
+def _prompt_schema(prompt: JSON) -> JSON:
+    """A prompt as a tool: its arguments as an object schema of strings (what they are)."""
+    arguments = [a for a in _listed(prompt.get("arguments")) if isinstance(_object(a).get("name"), str)]
+    return {**prompt, "inputSchema": {
+        "type": "object", "required": [a["name"] for a in arguments if a.get("required")],
+        "properties": {a["name"]: {"type": "string", "description": a.get("description")}
+                       for a in arguments}}}
+
+
+async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
+    """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
+    as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
+    raw = await (client.list_tools() if what == "tool" else client.list_prompts())
+    items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
+    if name is not None and name not in items:
+        hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
+        raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
+    return raw, items
+
+
+async def _validate(client: Client, method: str, params: JSON) -> None:
+    """``validate=True``: a tools/call's or prompts/get's arguments checked before sending, by the
+    command line's rules (did-you-mean included); a ConfigError (nothing sent) when they do not fit."""
+    name, arguments = params["name"], _object(params.get("arguments"))
+    item = (await _entries(client, "tool" if method == "tools/call" else "prompt", name))[1][name]
+    if problem := _argument_problem(arguments, item.get("inputSchema"), strict_keys=True):
+        raise _UsageError(f"{name}: {problem}")
+
+
 class _ListStore:
     """The persistent list cache (lists.json): each server's last tools/list, for typing the
     arguments of ``call`` and shell completion; fresh for its ttlMs (2026-07-28) or
@@ -3489,7 +3529,8 @@ def _cached_tool_names(server: ServerConfig) -> list[str]:
 class Client:
     """A connection to one MCP server, as an async context manager.
 
-    ``server`` is a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
+    ``server`` is a configured server's name (found as the CLI finds it: the same files and
+    trust gate), a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
     HTTP, with the HTTP+SSE fallback), or a :class:`ServerConfig`. ``protocol`` pins the era:
     ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
     request and the connection itself. Callbacks (sync or async): ``on_progress(params)``,
@@ -3504,7 +3545,8 @@ class Client:
     (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an ``_OAuth``, or False.
     By default stored tokens are used and refreshed, a needed login is an AuthError naming
     ``mcpmini login`` (a browser opens only with ``interactive``); a static Authorization header
-    turns OAuth off. After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
+    turns OAuth off. ``validate``: call_tool and get_prompt arguments are checked against the
+    schema first, as the command line checks them (a ConfigError, nothing sent, when they do not fit). After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
     ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
     "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
 
@@ -3516,28 +3558,17 @@ class Client:
                  on_elicit: Callable[[JSON], Any] | None = None, list_cache: bool = True, auth: Any = None,
                  trace: Callable[[str, str, Any], None] | None = None, capabilities: JSON | None = None,
                  on_request: Callable[[str, JSON], Any] | None = None, client_info: JSON | None = None,
-                 on_notification: Callable[[str, JSON], Any] | None = None) -> None:
+                 on_notification: Callable[[str, JSON], Any] | None = None, validate: bool = False) -> None:
         if protocol not in ("auto", MODERN_VERSION, "legacy"):
             raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
-        if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
-            config = server.expanded()
-        elif isinstance(server, str):
-            if not re.match(r"(?i)https?://", server):
-                raise ValueError(f"server {server!r} is neither a URL nor a command list; "
-                                 f"for a command line use shlex.split({server!r})")
-            config = ServerConfig(name=_safe_url(server), url=server)
-        elif isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
-            config = ServerConfig(name=" ".join(os.path.basename(a) for a in server[:2]),
-                                  command=server[0], args=list(server[1:]))
-        else:
-            raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
+        config = _server_config(server)
         self.server = dataclasses.replace(  # keywords add to it; timeout and protocol where it sets none
             config, name=name or config.name, cwd=cwd or config.cwd,
             timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
         self.on_request, self.on_notification, self._trace = on_request, on_notification, trace
-        self.declared, self.client_info, self.reconnect = capabilities, client_info, reconnect
+        self.declared, self.client_info, self.reconnect, self.validate = capabilities, client_info, reconnect, validate
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
         self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
@@ -3752,6 +3783,8 @@ class Client:
         """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with ``reconnect``
         a lost connection started again once (spec: a client SHOULD restart a stdio server that
         exits), shared by every caller that failed on it; resent only if that cannot run it twice."""
+        if self.validate and method in ("tools/call", "prompts/get"):
+            await _validate(self, method, params)
         session = self._session
         try:
             return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
@@ -4241,6 +4274,43 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
         else:
             trusted.update(servers)
     return {**{n: s for n, s in untrusted.items() if n not in trusted}, **trusted}
+
+
+def _trust_text(path: str) -> str:
+    """``PATH is not yet approved (or: changed since...); review it, then run: mcpmini trust``."""
+    first = next(iter(_project_files(os.getcwd())), None)
+    return (f"{path} is {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
+            + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
+
+
+def _configured(name: str, servers: dict[str, ServerConfig]) -> ServerConfig:
+    """The entry ``name`` of ``servers``, through the trust gate: ConfigError naming ``mcpmini trust``
+    for an entry of a project file not approved."""
+    if not servers[name].trusted:
+        raise ConfigError(f"server {name!r} is not used: {_trust_text(servers[name].source or '')}")
+    return servers[name]
+
+
+def _server_config(server: Any) -> ServerConfig:
+    """What ``Client()`` takes, as a ServerConfig (``${VAR}`` expanded): a configured name (as the
+    CLI finds it, trust gate included), an http(s) URL, a command list, or a ServerConfig."""
+    if isinstance(server, str) and not re.match(r"(?i)https?://", server):
+        servers = load_config()
+        if server not in servers:
+            hint = f"; for a command line pass shlex.split({server!r})" if " " in server else ""
+            raise ConfigError(f"no configured server named {server!r}{_did_you_mean(server, list(servers))} "
+                              f"(configured: {', '.join(servers) or 'none'}; searched "
+                              f"{', '.join(p for p, _ in _config_paths(None))}); give a configured name, "
+                              f"an http(s):// URL or a command as a list{hint}")
+        return _configured(server, servers).expanded()
+    if isinstance(server, str):
+        return ServerConfig(name=_safe_url(server), url=server)
+    if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
+        return server.expanded()
+    if isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
+        return ServerConfig(name=" ".join(os.path.basename(a) for a in server[:2]),
+                            command=server[0], args=list(server[1:]))
+    raise ValueError("server must be a configured name, a command (list of str), an http(s) URL or a ServerConfig")
 
 
 # -- Many servers -----------------------------------------------------------------------------
@@ -4786,7 +4856,7 @@ class _ModelEndpoint:
             key = self.api_key or ""
             masked = f"{key[:3]}…{key[-4:]}" if len(key) >= 16 else ("***" if key else "none")
             return AuthError(f"{where} refused the request (HTTP {status}: {message}); check OPENAI_API_KEY "
-                             f"(key: {masked}) and --base-url", status=status, url=self.url)
+                             f"(key: {masked}) and base_url=", status=status, url=self.url)
         hint = ""
         if status == 404:
             hint = (f"; check the model name {self.model!r} and the base URL (most servers "
@@ -4863,7 +4933,7 @@ class _ModelEndpoint:
             # way the calls may be partial: never run them.
             raise ConnectionClosed(f"the model endpoint {self.shown} ended its stream without a "
                                    "finish_reason (a cut connection or a server-side failure); "
-                                   "try again, or use --no-stream")
+                                   "try again, or use stream=False")
         return reply
 
 
@@ -4938,7 +5008,7 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
             log.warning("%s: removed invisible characters from tool(s) %s before the model saw them "
                         "(a way to hide instructions)", name, ", ".join(_visible(n, True) for n in hidden))
     if len(tools) > 128:
-        log.warning("%d tools: OpenAI accepts at most 128 (choose servers with --server)", len(tools))
+        log.warning("%d tools: OpenAI accepts at most 128 (offer fewer servers)", len(tools))
     return offered, tools
 
 
@@ -5002,7 +5072,7 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
             return
         if step == max_steps:
             raise _AgentError(f"no answer after {max_steps} model request(s): the model still "
-                              f"wanted to call tools; raise --max-steps (now {max_steps})")
+                              f"wanted to call tools; raise max_steps= (now {max_steps})")
         cut_short = reply.finish_reason == "length"
         results = await asyncio.gather(*(
             _run_call(c, i, offered, servers, cut_short=cut_short, confirm=confirm, on_event=on_event,
@@ -5229,7 +5299,7 @@ class _Bridge:
         """A result in the downstream era's shape: 2026-07-28 results carry resultType, cacheable ones ttlMs
         and cacheScope (stale at once, private: the bridge cannot know better); legacy ones none of them."""
         if self.era != MODERN_VERSION:
-            return {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
+            return {k: v for k, v in result.items() if k not in BOOKKEEPING}
         result = {"resultType": "complete", **result}
         if method in CACHEABLE_METHODS and result["resultType"] == "complete":
             result = {"ttlMs": 0, "cacheScope": "private", **result}
@@ -5960,21 +6030,12 @@ def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
                 out.note(f"mcpmini: warning: not using {', '.join(servers)}: {_trust_text(path)}")
 
 
-def _trust_text(path: str) -> str:
-    """``PATH is not yet approved (or: changed since...); review it, then run: mcpmini trust``."""
-    first = next(iter(_project_files(os.getcwd())), None)
-    return (f"{path} is {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
-            + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
-
-
 def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
     """A configured name, an http(s) URL, or a command line (anything with a space or '/')."""
     servers = load_config(args.config)
     headers, env = _pairs(args.header, ":", "header"), _pairs(args.env, "=", "env")
     if spec in servers:
-        server = servers[spec]
-        if not server.trusted:
-            raise ConfigError(f"server {spec!r} is not used: {_trust_text(server.source or '')}")
+        server = _configured(spec, servers)
         if os.path.realpath(server.source or "") == os.path.realpath(_config_paths(None)[0][0]):
             _trust_warning(args, out, [spec])   # the user's entry: a project one would win once approved
         return dataclasses.replace(server, headers={**server.headers, **headers}, env={**server.env, **env})
@@ -6223,15 +6284,6 @@ def _signature(item: JSON) -> str:
     return _visible(" ".join(parts), one_line=True)
 
 
-def _prompt_schema(prompt: JSON) -> JSON:
-    """A prompt as a tool: its arguments as an object schema of strings (what they are)."""
-    arguments = [a for a in _listed(prompt.get("arguments")) if isinstance(_object(a).get("name"), str)]
-    return {**prompt, "inputSchema": {
-        "type": "object", "required": [a["name"] for a in arguments if a.get("required")],
-        "properties": {a["name"]: {"type": "string", "description": a.get("description")}
-                       for a in arguments}}}
-
-
 def _table(items: list[JSON], out: _Output) -> str:
     """One aligned line per tool or prompt (signature, description), wrapped on a terminal."""
     import textwrap
@@ -6368,17 +6420,6 @@ async def _cmd_login(args: Any, out: _Output) -> int:
     out.note(f"mcpmini: logged in to {server.name}: issuer {issuer}; {auth_state(server)}")
     return 0
 _cmd_logout = _cmd_login
-
-
-async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
-    """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
-    as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
-    raw = await (client.list_tools() if what == "tool" else client.list_prompts())
-    items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
-    if name is not None and name not in items:
-        hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
-        raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
-    return raw, items
 
 
 async def _cmd_tools(args: Any, out: _Output) -> int:
@@ -6954,7 +6995,7 @@ def main(argv: list[str] | None = None) -> int:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
         return _run_main(globals()[f"_cmd_{args.command}"](args, out))
     except MCPError as exc:
-        out.error(str(exc), exc.kind)
+        out.error(functools.reduce(lambda text, pair: text.replace(*pair), CLI_FLAGS, str(exc)), exc.kind)
         return EXIT_CODES[exc.kind]
     except KeyboardInterrupt as exc:   # the first SIGINT (130), SIGTERM (143) or SIGHUP (129)
         signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
