@@ -115,6 +115,9 @@ MAX_SERVER_REQUESTS = 16        # server requests answered at once; beyond, read
 STDIN_BUFFER = 4 << 20          # what may wait for a server to read it before a write waits
 LIST_CACHE_MAX_AGE = 3600.0     # a legacy server's tool list in the persistent cache (no ttlMs)
 LIST_CACHE_KEEP = 7 * 86400.0   # stale stored lists serve shell completion until this age
+CACHE_MAX_ENTRY = 16 << 20      # one cache entry (a server's tool list); a larger one is not stored
+CACHE_MAX_TOTAL = 64 << 20      # one cache folder (lists, eras, tool digests): beyond, the least recently used go
+CACHE_MAX_ENTRIES = 200         # entries of one cache folder, likewise
 # Read-only requests (a bridge may cache them) and those safe to send again when a connection broke
 # after the request may have reached the server; anything else (tools/call!) could run twice.
 CACHEABLE_METHODS = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
@@ -188,7 +191,6 @@ ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type
                         "protocol", "oauth", "inheritEnv", "envFile", "disabled", "enabled"})
 MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than this is refused
 MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
-MAX_REMEMBERED_SERVERS = 200    # tool-list digests kept (the least recently used go first)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")   # spec: what a tool name should be (check lints it)
 
 # Agent
@@ -435,39 +437,56 @@ def _write_json(path: str, data: Any) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-        f.write(_dumps(data))   # json.dump would take the slow pure-Python encoder
+        f.write(data if isinstance(data, bytes) else _dumps(data))   # not json.dump: its encoder is slow
     os.replace(tmp, path)
 
 
-class _CacheFile:
-    """A JSON object in a user folder: eras.json (spec: clients MAY persist the era, so a silent legacy
-    server costs the probe once), lists.json, tools.json. Unreadable is empty: it can be rebuilt."""
+class _CacheDir:
+    """A cache in a user folder, one file per key (named by the key's hash, so no secret of a
+    URL or command line reaches a name): using one entry never reads another. An entry is at most
+    CACHE_MAX_ENTRY bytes; the folder keeps at most CACHE_MAX_ENTRIES entries and CACHE_MAX_TOTAL
+    bytes, the least recently used (by mtime, renewed on reading) going first, and none unused for
+    LIST_CACHE_KEEP. Folders: eras (spec: clients MAY persist the era, so a silent legacy server
+    costs the probe once), lists, and tools (digests, in the state folder). Unreadable is absent."""
 
     def __init__(self, name: str, folder: str = "cache") -> None:
-        self.path = os.path.join(_user_dir(folder), name)
+        self.dir = os.path.join(_user_dir(folder), name)
 
-    def load(self) -> JSON:
+    def _path(self, key: str) -> str:
+        return os.path.join(self.dir, hashlib.sha256(key.encode()).hexdigest()[:40] + ".json")
+
+    def get(self, key: str) -> Any:
+        path = self._path(key)
         try:
-            _check_private(self.path, "cache")   # it steers how servers are reached
-            with open(self.path, "rb") as f:
-                return _object(_loads(f.read()))
+            _check_private(path, "cache")   # it steers how servers are reached
+            with open(path, "rb") as f:
+                value = _loads(f.read(CACHE_MAX_ENTRY + 1))
+            os.utime(path)   # recently used
+            return value
         except (OSError, ValueError, RecursionError) as exc:   # ConfigError is a ValueError
-            log.debug("%s is not used: %s", self.path, exc)
-            return {}
+            log.debug("%s is not used: %s", path, exc)
+            return None
 
-    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda v: True, last: int = 0) -> None:
-        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds;
-        ``last``: only the ``last`` most recently put entries (which an unchanged value renews)."""
-        data = self.load()
-        if data.get(key) == value and not last:
-            return
-        data = {k: v for k, v in data.items() if k != key and keep(v)}
-        if value is not None:
-            data[key] = value
+    def put(self, key: str, value: Any) -> None:
+        """Store ``value`` (None: remove it), then trim the folder to its bounds."""
+        path, data = self._path(key), b"" if value is None else _dumps(value)
         try:
-            _write_json(self.path, dict(list(data.items())[-last:]))
+            if value is None or len(data) > CACHE_MAX_ENTRY:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
+                return
+            _write_json(path, data)
+            with contextlib.suppress(FileNotFoundError):   # the single file of mcpmini 0.1
+                os.remove(self.dir + ".json")
+            files = sorted(((st.st_mtime, st.st_size, e.path) for e in os.scandir(self.dir)
+                            if e.name.endswith(".json") and (st := e.stat())), reverse=True)
+            total, now = 0, time.time()
+            for n, (used, size, name) in enumerate(files):
+                total += size
+                if n >= CACHE_MAX_ENTRIES or total > CACHE_MAX_TOTAL or used < now - LIST_CACHE_KEEP:
+                    os.remove(name)
         except OSError as exc:
-            log.debug("cannot write %s: %s", self.path, exc)
+            log.debug("cannot write %s: %s", path, exc)
 
 
 def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
@@ -3436,9 +3455,9 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     digests = {t["name"]: hashlib.sha256(_dumps([t.get(k) for k in (
         "title", "description", "inputSchema", "outputSchema", "annotations")])).hexdigest()[:16]
         for t in tools}
-    file = _CacheFile("tools.json", "state")
-    old = file.load().get(client.key)
-    file.put(client.key, digests, last=MAX_REMEMBERED_SERVERS)
+    file = _CacheDir("tools", "state")
+    if (old := file.get(client.key)) != digests:
+        file.put(client.key, digests)
     if not isinstance(old, dict) or old == digests:
         return None
     return f"{client.name}: its tools changed since they were last listed: " + _changes(
@@ -3475,45 +3494,44 @@ async def _validate(client: Client, method: str, params: JSON) -> None:
 
 
 class _ListStore:
-    """The persistent list cache (lists.json): each server's last tools/list, for typing the
-    arguments of ``call`` and shell completion; fresh for its ttlMs (2026-07-28) or
-    LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no secret reaches the file) of the OAuth token
-    in use (digest §caching: no list is shared across tokens) and of the URL and headers, or of
-    the command line, folder, environment and the mtimes of the program (on PATH) and of its
-    first file argument (the script of ``python3 server.py``): an edited server has a new key."""
+    """The persistent list cache: each server's last tools/list, for typing the arguments of
+    ``call`` and shell completion; fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy).
+    Keyed by what is configured, never by what PATH resolves (a pyenv shim differs between
+    processes): the OAuth token in use (digest §caching: no list is shared across tokens), the URL
+    and headers, or the command line as typed, folder and environment. An entry holds the mtimes of
+    the files the command line names (``./server``, the script of ``python3 server.py``): an edited
+    server's entry is stale, and replaced at its next listing."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
-        self.server, self.auth, self.file = server, auth, _CacheFile("lists.json")
+        self.server, self.auth, self.cache = server, auth, _CacheDir("lists")
 
-    def _key(self, method: str) -> str:
+    def _key(self, method: str) -> tuple[str, list[Any]]:
+        """The entry's key, and the stamp that keeps it fresh."""
         server = self.server
         if server.url:
-            what: list[Any] = [server.url, server.transport, sorted(server.headers.items()),
-                               self.auth.token_id() if self.auth else ""]
-        else:
-            cwd = os.path.abspath(server.cwd or os.getcwd())
-            argv = [server.command or "", *server.args]
-            folders = [cwd] if os.sep in argv[0] else (server.env.get("PATH") or os.environ.get("PATH", "")).split(os.pathsep)
-            program = next((p for p in (os.path.join(d, argv[0]) for d in folders) if os.path.isfile(p)), "")
-            script = next((p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)), "")
-            what = [argv, cwd, sorted(server.env.items()), server.inherit_env,
-                    [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
-        return f"{hashlib.sha256(_dumps(what)).hexdigest()} {method}"
+            return json.dumps([server.url, server.transport, sorted(server.headers.items()),
+                               self.auth.token_id() if self.auth else "", method]), []
+        cwd = os.path.abspath(server.cwd or os.getcwd())
+        argv = [server.command or "", *server.args]
+        files = [os.path.join(cwd, a) for a in argv[:1] if os.sep in a] + \
+            [p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)][:1]
+        return json.dumps([argv, cwd, sorted(server.env.items()), server.inherit_env, method]), [
+            os.stat(p).st_mtime if os.path.isfile(p) else None for p in files]
 
     def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
-        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
-        entry = _object(self.file.load().get(self._key(method)))
-        until = entry.get("stored" if stale_ok else "until")
+        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP, edited or not), else None."""
+        key, stamp = self._key(method)
+        entry = _object(self.cache.get(key))
+        until = entry.get("stored" if stale_ok else "until") if stale_ok or entry.get("stamp") == stamp else None
         if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
                 time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0):
             return None
         return entry["items"]
 
     def put(self, method: str, items: list[JSON], ttl: float) -> None:
+        key, stamp = self._key(method)
         now = time.time()
-        self.file.put(self._key(method), {"stored": now, "until": now + ttl, "items": items},
-                      keep=lambda e: isinstance(_object(e).get("stored"), (int, float))
-                      and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
+        self.cache.put(key, {"stored": now, "until": now + ttl, "stamp": stamp, "items": items})
 
 
 def _cached_tool_names(server: ServerConfig) -> list[str]:
@@ -3573,7 +3591,7 @@ class Client:
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
         self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
         self.accept_defaults, self.auth = accept_defaults, _auth_for(self.server, auth)
-        self._era_cache = _CacheFile("eras.json") if era_cache else None
+        self._era_cache = _CacheDir("eras") if era_cache else None
         self._store = _ListStore(self.server, self.auth) if list_cache else None
         self.from_cache: set[str] = set()
         self._session: _Session | None = None
@@ -3645,7 +3663,7 @@ class Client:
         await self.close(fast=True)
         self._lists.clear()
         key = self.key
-        cached = self._era_cache.load().get(key) if self._era_cache else None
+        cached = self._era_cache.get(key) if self._era_cache else None
         self._negotiation = _Negotiation(
             self._open_session, self.server, protocol=self.protocol, cached=cached, timeout=self.timeout,
             capabilities=self._capabilities(), client_info=self.client_info)
@@ -3659,8 +3677,9 @@ class Client:
             if cached:   # it failed: probe next time
                 self._era_cache.put(key, None)
             raise
-        if self._era_cache:   # what a pinned run learned helps an auto run too
-            self._era_cache.put(key, "sse" if self._era.transport == "sse" else self._era.era)
+        era = "sse" if self._era.transport == "sse" else self._era.era
+        if self._era_cache and era != cached:   # what a pinned run learned helps an auto run too
+            self._era_cache.put(key, era)
 
     async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
         """Shut the connection down, bounded; safe to call twice. Requests still waiting fail
