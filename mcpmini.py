@@ -5608,6 +5608,11 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
 
 # -- CLI --------------------------------------------------------------------------------------
 
+def _flags(text: str) -> str:
+    """A library error's wording on the command line: its flags for the library's arguments."""
+    return functools.reduce(lambda text, pair: text.replace(*pair), CLI_FLAGS, text)
+
+
 def _isatty(stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
@@ -5663,7 +5668,7 @@ class _Output(logging.Handler):
 
     def error(self, message: str, kind: str) -> None:
         self.clear()
-        message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
+        message = _redact(_visible(_flags(message))).replace("\n", "\\n")  # one line, whatever the server said
         as_json = _json_text({"error": {"kind": kind, "message": message}}, None) + "\n"
         self.put(sys.stderr, f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}\n"
                  + as_json * self.json_mode)
@@ -6709,7 +6714,7 @@ class _Suite:
         self.checks: list[tuple[str, str, str, float]] = []
 
     def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "") -> None:
-        detail = _redact(_visible("; ".join([*fails, *warns]) or note, True))
+        detail = _redact(_visible(_flags("; ".join([*fails, *warns]) or note), True))
         status = "fail" if fails or warns and self.strict else "warn" if warns else "pass"
         self.checks.append((_visible(name, True), status, detail, time.monotonic() - self.mark))
         self.mark = time.monotonic()   # each check's time is the time since the last one
@@ -7014,7 +7019,7 @@ def main(argv: list[str] | None = None) -> int:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
         return _run_main(globals()[f"_cmd_{args.command}"](args, out))
     except MCPError as exc:
-        out.error(functools.reduce(lambda text, pair: text.replace(*pair), CLI_FLAGS, str(exc)), exc.kind)
+        out.error(str(exc), exc.kind)
         return EXIT_CODES[exc.kind]
     except KeyboardInterrupt as exc:   # the first SIGINT (130), SIGTERM (143) or SIGHUP (129)
         signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
