@@ -478,8 +478,8 @@ class _CacheDir:
             _write_json(path, data)
             with contextlib.suppress(FileNotFoundError):   # the single file of mcpmini 0.1
                 os.remove(self.dir + ".json")
-            files = sorted(((st.st_mtime, st.st_size, e.path) for e in os.scandir(self.dir)
-                            if e.name.endswith(".json") and (st := e.stat())), reverse=True)
+            files = sorted(((e.stat().st_mtime, e.stat().st_size, e.path) for e in os.scandir(self.dir)
+                            if e.name.endswith(".json")), reverse=True)   # newest first
             total, now = 0, time.time()
             for n, (used, size, name) in enumerate(files):
                 total += size
@@ -3564,9 +3564,10 @@ class Client:
     By default stored tokens are used and refreshed, a needed login is an AuthError naming
     ``mcpmini login`` (a browser opens only with ``interactive``); a static Authorization header
     turns OAuth off. ``validate``: call_tool and get_prompt arguments are checked against the
-    schema first, as the command line checks them (a ConfigError, nothing sent, when they do not fit). After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
-    ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
-    "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
+    schema first, as the command line checks them (a ConfigError, nothing sent, when they do not
+    fit). After ``connect``: ``era``, ``era_reason``, ``protocol_version``, ``server_info``,
+    ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or "sse"), and
+    ``from_cache``: the list methods whose last answer came from the persistent cache."""
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
                  cwd: str | None = None, headers: dict[str, str] | None = None, protocol: str = "auto",
