@@ -92,6 +92,8 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_PREFIX = "io.modelcontextprotocol/"   # reserved _meta keys: protocol bookkeeping in a result
+BOOKKEEPING = ("resultType", "ttlMs", "cacheScope")   # result keys of the protocol, not the server
 LIST_CHANGED = {   # notification -> the list results it makes stale
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),
@@ -117,6 +119,9 @@ MAX_SERVER_REQUESTS = 16        # server requests answered at once; beyond, read
 STDIN_BUFFER = 4 << 20          # what may wait for a server to read it before a write waits
 LIST_CACHE_MAX_AGE = 3600.0     # a legacy server's tool list in the persistent cache (no ttlMs)
 LIST_CACHE_KEEP = 7 * 86400.0   # stale stored lists serve shell completion until this age
+CACHE_MAX_ENTRY = 16 << 20      # one cache entry (a server's tool list); a larger one is not stored
+CACHE_MAX_TOTAL = 64 << 20      # one cache folder (lists, eras, tool digests): beyond, the least recently used go
+CACHE_MAX_ENTRIES = 200         # entries of one cache folder, likewise
 # Read-only requests (a bridge may cache them) and those safe to send again when a connection broke
 # after the request may have reached the server; anything else (tools/call!) could run twice.
 CACHEABLE_METHODS = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
@@ -199,7 +204,6 @@ ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type
                         "protocol", "oauth", "inheritEnv", "envFile", "disabled", "enabled"})
 MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than this is refused
 MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
-MAX_REMEMBERED_SERVERS = 200    # tool-list digests kept (the least recently used go first)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")   # spec: what a tool name should be (check lints it)
 
 # Agent
@@ -233,6 +237,8 @@ STATUS_DELAY = 1.0              # a wait longer than this shows the status line 
 STATUS_TICK = 0.25              # how often the status line is redrawn
 LISTED_LINES = 6                # a listing cuts a description to this many lines (tools NAME shows it all)
 STOP_NOTICE = 0.5               # after Ctrl-C, a server still stopping after this is said to be
+CLI_FLAGS = (("timeout=", "--timeout"), ("protocol='legacy'", "--protocol legacy"), ("base_url=", "--base-url"),
+             ("stream=False", "--no-stream"), ("max_steps=", "--max-steps"))   # library errors, on the command line
 EXIT_CODES = {"remote": 1, "tool": 1, "agent": 1, "usage": 2, "config": 2, "connection": 3,
               "protocol": 3, "auth": 4, "timeout": 124, "interrupted": 130, "terminated": 143}
 # What a server or model could use against a terminal or reader: C0 controls (not \n, \t), DEL, C1,
@@ -278,7 +284,7 @@ class RequestTimeout(MCPError, TimeoutError, kind="timeout"):
     def __init__(self, method: str, timeout: float, detail: str = "") -> None:
         self.method, self.timeout = method, timeout
         super().__init__(f"{method} timed out after {timeout:g} s{detail}"
-                         " (raise it with --timeout or the entry's \"timeout\")")
+                         " (raise timeout= or the entry's \"timeout\")")
 
 
 class ProtocolError(MCPError):
@@ -310,8 +316,8 @@ class RemoteError(MCPError, kind="remote"):
                    str(error.get("message", "")), error.get("data"))
 
 
-class _UsageError(MCPError, kind="usage"):
-    """The command line is wrong; nothing was sent."""
+class _UsageError(ConfigError, kind="usage"):
+    """The command line (or, with ``validate=True``, a call's arguments) is wrong; nothing was sent."""
 
 
 class _Interrupted(MCPError, kind="interrupted"):
@@ -319,7 +325,7 @@ class _Interrupted(MCPError, kind="interrupted"):
 
 
 class _AgentError(MCPError, kind="agent"):
-    """The agent loop ended without an answer (``--max-steps`` reached)."""
+    """The agent loop ended without an answer (``max_steps`` reached)."""
 
 
 class _ModelError(MCPError, kind="remote"):
@@ -446,39 +452,56 @@ def _write_json(path: str, data: Any) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-        f.write(_dumps(data))   # json.dump would take the slow pure-Python encoder
+        f.write(data if isinstance(data, bytes) else _dumps(data))   # not json.dump: its encoder is slow
     os.replace(tmp, path)
 
 
-class _CacheFile:
-    """A JSON object in a user folder: eras.json (spec: clients MAY persist the era, so a silent legacy
-    server costs the probe once), lists.json, tools.json. Unreadable is empty: it can be rebuilt."""
+class _CacheDir:
+    """A cache in a user folder, one file per key (named by the key's hash, so no secret of a
+    URL or command line reaches a name): using one entry never reads another. An entry is at most
+    CACHE_MAX_ENTRY bytes; the folder keeps at most CACHE_MAX_ENTRIES entries and CACHE_MAX_TOTAL
+    bytes, the least recently used (by mtime, renewed on reading) going first, and none unused for
+    LIST_CACHE_KEEP. Folders: eras (spec: clients MAY persist the era, so a silent legacy server
+    costs the probe once), lists, and tools (digests, in the state folder). Unreadable is absent."""
 
     def __init__(self, name: str, folder: str = "cache") -> None:
-        self.path = os.path.join(_user_dir(folder), name)
+        self.dir = os.path.join(_user_dir(folder), name)
 
-    def load(self) -> JSON:
+    def _path(self, key: str) -> str:
+        return os.path.join(self.dir, hashlib.sha256(key.encode()).hexdigest()[:40] + ".json")
+
+    def get(self, key: str) -> Any:
+        path = self._path(key)
         try:
-            _check_private(self.path, "cache")   # it steers how servers are reached
-            with open(self.path, "rb") as f:
-                return _object(_loads(f.read()))
+            _check_private(path, "cache")   # it steers how servers are reached
+            with open(path, "rb") as f:
+                value = _loads(f.read(CACHE_MAX_ENTRY + 1))
+            os.utime(path)   # recently used
+            return value
         except (OSError, ValueError, RecursionError) as exc:   # ConfigError is a ValueError
-            log.debug("%s is not used: %s", self.path, exc)
-            return {}
+            log.debug("%s is not used: %s", path, exc)
+            return None
 
-    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda v: True, last: int = 0) -> None:
-        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds;
-        ``last``: only the ``last`` most recently put entries (which an unchanged value renews)."""
-        data = self.load()
-        if data.get(key) == value and not last:
-            return
-        data = {k: v for k, v in data.items() if k != key and keep(v)}
-        if value is not None:
-            data[key] = value
+    def put(self, key: str, value: Any) -> None:
+        """Store ``value`` (None: remove it), then trim the folder to its bounds."""
+        path, data = self._path(key), b"" if value is None else _dumps(value)
         try:
-            _write_json(self.path, dict(list(data.items())[-last:]))
+            if value is None or len(data) > CACHE_MAX_ENTRY:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
+                return
+            _write_json(path, data)
+            with contextlib.suppress(FileNotFoundError):   # the single file of mcpmini 0.1
+                os.remove(self.dir + ".json")
+            files = sorted(((e.stat().st_mtime, e.stat().st_size, e.path) for e in os.scandir(self.dir)
+                            if e.name.endswith(".json")), reverse=True)   # newest first
+            total, now = 0, time.time()
+            for n, (used, size, name) in enumerate(files):
+                total += size
+                if n >= CACHE_MAX_ENTRIES or total > CACHE_MAX_TOTAL or used < now - LIST_CACHE_KEEP:
+                    os.remove(name)
         except OSError as exc:
-            log.debug("cannot write %s: %s", self.path, exc)
+            log.debug("cannot write %s: %s", path, exc)
 
 
 def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
@@ -3315,7 +3338,7 @@ class _Negotiation:
         supported = [v for v in result.get("supportedVersions") or [] if isinstance(v, str)]
         if not supported:   # nothing to choose from: asking again would loop
             raise ProtocolError(f"{self.label}: server/discover listed no protocol versions "
-                                "(supportedVersions is empty); try --protocol legacy")
+                                "(supportedVersions is empty); try protocol='legacy'")
         if MODERN_VERSION in supported:
             return self._settled(result, f"{reason} with {MODERN_VERSION}: modern")
         return await self._modern_fallback(supported, f"{reason} without {MODERN_VERSION}")
@@ -3367,7 +3390,14 @@ def _maybe_ran(why: str, method: str) -> str:
 
 def _checked_result(method: str, result: JSON, label: str) -> JSON:
     """A tools/call, resources/read or prompts/get result, checked where it enters: a shape
-    that cannot be used fails the request with a ProtocolError naming the field."""
+    that cannot be used fails the request with a ProtocolError naming the field. Returned in
+    one shape in both eras: without protocol bookkeeping (``resultType``, ``ttlMs``, ``cacheScope``
+    and ``io.modelcontextprotocol/`` keys of ``_meta``); the server's own ``_meta`` keys stay."""
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and any(k.startswith(META_PREFIX) for k in meta):
+        meta = {k: v for k, v in meta.items() if not k.startswith(META_PREFIX)}
+    result = {k: v for k, v in result.items() if k not in BOOKKEEPING and (k != "_meta" or meta)}
+    result.update({"_meta": meta} if meta else {})
     field, kind = {"tools/call": ("content", "content block"), "prompts/get": ("messages", "message"),
                    "resources/read": ("contents", "contents entry")}[method]
     items = result.get(field, [])
@@ -3455,26 +3485,55 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     digests = {t["name"]: hashlib.sha256(_dumps([t.get(k) for k in (
         "title", "description", "inputSchema", "outputSchema", "annotations")])).hexdigest()[:16]
         for t in tools}
-    file = _CacheFile("tools.json", "state")
-    old = file.load().get(client.key)
-    file.put(client.key, digests, last=MAX_REMEMBERED_SERVERS)
+    file = _CacheDir("tools", "state")
+    if (old := file.get(client.key)) != digests:
+        file.put(client.key, digests)
     if not isinstance(old, dict) or old == digests:
         return None
     return f"{client.name}: its tools changed since they were last listed: " + _changes(
         old, digests, lambda names: (_visible(n, one_line=True) for n in sorted(names)))
 
 
+def _prompt_schema(prompt: JSON) -> JSON:
+    """A prompt as a tool: its arguments as an object schema of strings (what they are)."""
+    arguments = [a for a in _listed(prompt.get("arguments")) if isinstance(_object(a).get("name"), str)]
+    return {**prompt, "inputSchema": {
+        "type": "object", "required": [a["name"] for a in arguments if a.get("required")],
+        "properties": {a["name"]: {"type": "string", "description": a.get("description")}
+                       for a in arguments}}}
+
+
+async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
+    """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
+    as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
+    raw = await (client.list_tools() if what == "tool" else client.list_prompts())
+    items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
+    if name is not None and name not in items:
+        hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
+        raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
+    return raw, items
+
+
+async def _validate(client: Client, method: str, params: JSON) -> None:
+    """``validate=True``: a tools/call's or prompts/get's arguments checked before sending, by the
+    command line's rules (did-you-mean included); a ConfigError (nothing sent) when they do not fit."""
+    name, arguments = params["name"], _object(params.get("arguments"))
+    item = (await _entries(client, "tool" if method == "tools/call" else "prompt", name))[1][name]
+    if problem := _argument_problem(arguments, item.get("inputSchema"), strict_keys=True):
+        raise _UsageError(f"{name}: {problem}")
+
+
 class _ListStore:
     """A client's lists, kept for the connection while fresh, and (``persist``) the persistent list
-    cache, lists.json: each server's last tools/list, for typing the arguments of ``call`` and shell
-    completion; fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no
-    secret reaches the file) of the OAuth token in use (digest §caching: no list is shared across
-    tokens) and of the URL and headers, or of the command line, folder, environment and the mtimes
-    of the program (on PATH) and of its first file argument (``python3 server.py``): an edited
-    server has a new key."""
+    cache: each server's last tools/list, for typing the arguments of ``call`` and shell completion;
+    fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by what is configured,
+    never by what PATH resolves (a pyenv shim differs between processes): the OAuth token in use
+    (digest §caching: no list is shared across tokens), the URL and headers, or the command line as
+    typed, folder and environment. An entry holds the mtimes of the files the command line names
+    (``./server``, the script of ``python3 server.py``): an edited server's entry is stale."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None, persist: bool = True) -> None:
-        self.server, self.auth, self.file = server, auth, _CacheFile("lists.json") if persist else None
+        self.server, self.auth, self.cache = server, auth, _CacheDir("lists") if persist else None
         self.kept: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
         self.schemas: dict[str, Any] = {}      # tool -> inputSchema
         self.dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
@@ -3490,7 +3549,7 @@ class _ListStore:
         until, items = self.kept.get(method, (0.0, []))
         if not refresh and time.monotonic() < until:
             return items
-        if stored and self.file and (cached := self.get(method)) is not None:   # (tools/list only)
+        if stored and self.cache and (cached := self.get(method)) is not None:   # (tools/list only)
             self.from_cache.add(method)
             self.keep_schemas(items := _usable(method, cached, label))   # request did not see them
             return items
@@ -3500,7 +3559,7 @@ class _ListStore:
             self.kept[method] = (time.monotonic() + ttl, items)
         if method == "tools/list":
             self.tools = items
-            if self.file:
+            if self.cache:
                 self.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
         return items
 
@@ -3512,38 +3571,36 @@ class _ListStore:
         """A list_changed notification: what it names is stale (the stored tools at once)."""
         for stale in LIST_CHANGED.get(method, ()):
             self.kept.pop(stale, None)
-        if method == "notifications/tools/list_changed" and self.file:
+        if method == "notifications/tools/list_changed" and self.cache:
             self.put("tools/list", [], 0.0)
 
-    def _key(self, method: str) -> str:
+    def _key(self, method: str) -> tuple[str, list[Any]]:
+        """The entry's key, and the stamp that keeps it fresh."""
         server = self.server
         if server.url:
-            what: list[Any] = [server.url, server.transport, sorted(server.headers.items()),
-                               self.auth.token_id() if self.auth else ""]
-        else:
-            cwd = os.path.abspath(server.cwd or os.getcwd())
-            argv = [server.command or "", *server.args]
-            folders = [cwd] if os.sep in argv[0] else (server.env.get("PATH") or os.environ.get("PATH", "")).split(os.pathsep)
-            program = next((p for p in (os.path.join(d, argv[0]) for d in folders) if os.path.isfile(p)), "")
-            script = next((p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)), "")
-            what = [argv, cwd, sorted(server.env.items()), server.inherit_env,
-                    [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
-        return f"{hashlib.sha256(_dumps(what)).hexdigest()} {method}"
+            return json.dumps([server.url, server.transport, sorted(server.headers.items()),
+                               self.auth.token_id() if self.auth else "", method]), []
+        cwd = os.path.abspath(server.cwd or os.getcwd())
+        argv = [server.command or "", *server.args]
+        files = [os.path.join(cwd, a) for a in argv[:1] if os.sep in a] + \
+            [p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)][:1]
+        return json.dumps([argv, cwd, sorted(server.env.items()), server.inherit_env, method]), [
+            os.stat(p).st_mtime if os.path.isfile(p) else None for p in files]
 
     def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
-        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
-        entry = _object(self.file.load().get(self._key(method))) if self.file else {}
-        until = entry.get("stored" if stale_ok else "until")
+        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP, edited or not), else None."""
+        key, stamp = self._key(method)
+        entry = _object(self.cache.get(key)) if self.cache else {}
+        until = entry.get("stored" if stale_ok else "until") if stale_ok or entry.get("stamp") == stamp else None
         if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
                 time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0):
             return None
         return entry["items"]
 
     def put(self, method: str, items: list[JSON], ttl: float) -> None:
+        key, stamp = self._key(method)
         now = time.time()
-        self.file.put(self._key(method), {"stored": now, "until": now + ttl, "items": items},
-                      keep=lambda e: isinstance(_object(e).get("stored"), (int, float))
-                      and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
+        self.cache.put(key, {"stored": now, "until": now + ttl, "stamp": stamp, "items": items})
 
 
 def _cached_tool_names(server: ServerConfig) -> list[str]:
@@ -3650,7 +3707,8 @@ class _Recovery:
 class Client:
     """A connection to one MCP server, as an async context manager.
 
-    ``server`` is a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
+    ``server`` is a configured server's name (found as the CLI finds it: the same files and
+    trust gate), a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
     HTTP, with the HTTP+SSE fallback), or a :class:`ServerConfig`. ``protocol`` pins the era:
     ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
     request and the connection itself. Callbacks (sync or async): ``on_progress(params)``,
@@ -3666,7 +3724,9 @@ class Client:
     ``_OAuth`` keywords (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an
     ``_OAuth``, or False. By default stored tokens are used and refreshed, a needed login is an
     AuthError naming ``mcpmini login`` (a browser opens only with ``interactive``); a static
-    Authorization header turns OAuth off. After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
+    Authorization header turns OAuth off. ``validate``: call_tool and get_prompt arguments are checked against the
+    schema first, as the command line checks them (a ConfigError, nothing sent, when they do not
+    fit). After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
     ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
     "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
 
@@ -3679,33 +3739,22 @@ class Client:
                  trace: Callable[[str, str, Any], None] | None = None, capabilities: JSON | None = None,
                  on_request: Callable[[str, JSON], Any] | None = None, client_info: JSON | None = None,
                  on_notification: Callable[[str, JSON], Any] | None = None,
-                 on_event: Callable[[str, JSON], Any] | None = None) -> None:
+                 on_event: Callable[[str, JSON], Any] | None = None, validate: bool = False) -> None:
         if protocol not in ("auto", MODERN_VERSION, "legacy"):
             raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
-        if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
-            config = server.expanded()
-        elif isinstance(server, str):
-            if not re.match(r"(?i)https?://", server):
-                raise ValueError(f"server {server!r} is neither a URL nor a command list; "
-                                 f"for a command line use shlex.split({server!r})")
-            config = ServerConfig(name=_safe_url(server), url=server)
-        elif isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
-            config = ServerConfig(name=" ".join(os.path.basename(a) for a in server[:2]),
-                                  command=server[0], args=list(server[1:]))
-        else:
-            raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
+        config = _server_config(server)
         self.server = dataclasses.replace(  # keywords add to it; timeout and protocol where it sets none
             config, name=name or config.name, cwd=cwd or config.cwd,
             timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
         self.on_request, self.on_notification, self._trace = on_request, on_notification, trace
-        self.declared, self.client_info, self.reconnect = capabilities, client_info, reconnect
+        self.declared, self.client_info, self.reconnect, self.validate = capabilities, client_info, reconnect, validate
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
         self.on_progress, self.on_log, self.on_elicit, self.on_event = on_progress, on_log, on_elicit, on_event
         self.accept_defaults, self.auth = accept_defaults, _auth_for(self.server, auth)
-        self._era_cache = _CacheFile("eras.json") if era_cache else None
+        self._era_cache = _CacheDir("eras") if era_cache else None
         self._lists = _ListStore(self.server, self.auth, persist=list_cache)
         self.from_cache = self._lists.from_cache
         self._session: _Session | None = None
@@ -3770,7 +3819,7 @@ class Client:
         await self.close(fast=True)
         self._lists.kept.clear()
         key = self.key
-        cached = self._era_cache.load().get(key) if self._era_cache else None
+        cached = self._era_cache.get(key) if self._era_cache else None
         self._negotiation = _Negotiation(
             self._open_session, self.server, protocol=self.protocol, cached=cached, timeout=self.timeout,
             capabilities=self._capabilities(), client_info=self.client_info)
@@ -3784,8 +3833,9 @@ class Client:
             if cached:   # it failed: probe next time
                 self._era_cache.put(key, None)
             raise
-        if self._era_cache:   # what a pinned run learned helps an auto run too
-            self._era_cache.put(key, "sse" if self._era.transport == "sse" else self._era.era)
+        era = "sse" if self._era.transport == "sse" else self._era.era
+        if self._era_cache and era != cached:   # what a pinned run learned helps an auto run too
+            self._era_cache.put(key, era)
 
     async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
         """Shut the connection down, bounded; safe to call twice. Requests still waiting fail
@@ -3906,6 +3956,8 @@ class Client:
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
         """tools/call, prompts/get, resources/read: progress and MRTR rounds, each round a request."""
+        if self.validate and method in ("tools/call", "prompts/get"):
+            await _validate(self, method, params)
         return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
 
     async def _mrtr(self, method: str, params: JSON, timeout: float | None) -> JSON:
@@ -4358,6 +4410,43 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
         else:
             trusted.update(servers)
     return {**{n: s for n, s in untrusted.items() if n not in trusted}, **trusted}
+
+
+def _trust_text(path: str) -> str:
+    """``PATH is not yet approved (or: has changed since...); review it, then run: mcpmini trust``."""
+    first = next(iter(_project_files(os.getcwd())), None)
+    return (f"{path} {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
+            + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
+
+
+def _configured(name: str, servers: dict[str, ServerConfig]) -> ServerConfig:
+    """The entry ``name`` of ``servers``, through the trust gate: ConfigError naming ``mcpmini trust``
+    for an entry of a project file not approved."""
+    if not servers[name].trusted:
+        raise ConfigError(f"server {name!r} is not used: {_trust_text(servers[name].source or '')}")
+    return servers[name]
+
+
+def _server_config(server: Any) -> ServerConfig:
+    """What ``Client()`` takes, as a ServerConfig (``${VAR}`` expanded): a configured name (as the
+    CLI finds it, trust gate included), an http(s) URL, a command list, or a ServerConfig."""
+    if isinstance(server, str) and not re.match(r"(?i)https?://", server):
+        servers = load_config()
+        if server not in servers:
+            hint = f"; for a command line pass shlex.split({server!r})" if " " in server else ""
+            raise ConfigError(f"no configured server named {server!r}{_did_you_mean(server, list(servers))} "
+                              f"(configured: {', '.join(servers) or 'none'}; searched "
+                              f"{', '.join(p for p, _ in _config_paths(None))}); give a configured name, "
+                              f"an http(s):// URL or a command as a list{hint}")
+        return _configured(server, servers).expanded()
+    if isinstance(server, str):
+        return ServerConfig(name=_safe_url(server), url=server)
+    if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
+        return server.expanded()
+    if isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
+        return ServerConfig(name=" ".join(os.path.basename(a) for a in server[:2]),
+                            command=server[0], args=list(server[1:]))
+    raise ValueError("server must be a configured name, a command (list of str), an http(s) URL or a ServerConfig")
 
 
 # -- Many servers -----------------------------------------------------------------------------
@@ -4902,7 +4991,7 @@ class _ModelEndpoint:
             key = self.api_key or ""
             masked = f"{key[:3]}…{key[-4:]}" if len(key) >= 16 else ("***" if key else "none")
             return AuthError(f"{where} refused the request (HTTP {status}: {message}); check OPENAI_API_KEY "
-                             f"(key: {masked}) and --base-url", status=status, url=self.url)
+                             f"(key: {masked}) and base_url=", status=status, url=self.url)
         hint = ""
         if status == 404:
             hint = (f"; check the model name {self.model!r} and the base URL (most servers "
@@ -4979,7 +5068,7 @@ class _ModelEndpoint:
             # way the calls may be partial: never run them.
             raise ConnectionClosed(f"the model endpoint {self.shown} ended its stream without a "
                                    "finish_reason (a cut connection or a server-side failure); "
-                                   "try again, or use --no-stream")
+                                   "try again, or use stream=False")
         return reply
 
 
@@ -5054,7 +5143,7 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
             log.warning("%s: removed invisible characters from tool(s) %s before the model saw them "
                         "(a way to hide instructions)", name, ", ".join(_visible(n, True) for n in hidden))
     if len(tools) > 128:
-        log.warning("%d tools: OpenAI accepts at most 128 (choose servers with --server)", len(tools))
+        log.warning("%d tools: OpenAI accepts at most 128 (offer fewer servers)", len(tools))
     return offered, tools
 
 
@@ -5118,7 +5207,7 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
             return
         if step == max_steps:
             raise _AgentError(f"no answer after {max_steps} model request(s): the model still "
-                              f"wanted to call tools; raise --max-steps (now {max_steps})")
+                              f"wanted to call tools; raise max_steps= (now {max_steps})")
         cut_short = reply.finish_reason == "length"
         results = await asyncio.gather(*(
             _run_call(c, i, offered, servers, cut_short=cut_short, confirm=confirm, on_event=on_event,
@@ -5345,7 +5434,7 @@ class _Bridge:
         """A result in the downstream era's shape: 2026-07-28 results carry resultType, cacheable ones ttlMs
         and cacheScope (stale at once, private: the bridge cannot know better); legacy ones none of them."""
         if self.era != MODERN_VERSION:
-            return {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
+            return {k: v for k, v in result.items() if k not in BOOKKEEPING}
         result = {"resultType": "complete", **result}
         if method in CACHEABLE_METHODS and result["resultType"] == "complete":
             result = {"ttlMs": 0, "cacheScope": "private", **result}
@@ -5668,6 +5757,11 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
 
 # -- CLI --------------------------------------------------------------------------------------
 
+def _flags(text: str) -> str:
+    """A library error's wording on the command line: its flags for the library's arguments."""
+    return functools.reduce(lambda text, pair: text.replace(*pair), CLI_FLAGS, text)
+
+
 def _isatty(stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
@@ -5763,7 +5857,7 @@ class _Output(logging.Handler):
 
     def error(self, message: str, kind: str) -> None:
         self.clear()
-        message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
+        message = _redact(_visible(_flags(message))).replace("\n", "\\n")  # one line, whatever the server said
         as_json = _json_text({"error": {"kind": kind, "message": message}}, None) + "\n"
         self.put(sys.stderr, f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}\n"
                  + as_json * self.json_mode)
@@ -6176,21 +6270,12 @@ def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
                 out.note(f"mcpmini: warning: not using {', '.join(servers)}: {_trust_text(path)}")
 
 
-def _trust_text(path: str) -> str:
-    """``PATH is not yet approved (or: has changed since...); review it, then run: mcpmini trust``."""
-    first = next(iter(_project_files(os.getcwd())), None)
-    return (f"{path} {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
-            + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
-
-
 def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
     """A configured name, an http(s) URL, or a command line (anything with a space or '/')."""
     servers = load_config(args.config)
     headers, env = _pairs(args.header, ":", "header"), _pairs(args.env, "=", "env")
     if spec in servers:
-        server = servers[spec]
-        if not server.trusted:
-            raise ConfigError(f"server {spec!r} is not used: {_trust_text(server.source or '')}")
+        server = _configured(spec, servers)
         if os.path.realpath(server.source or "") == os.path.realpath(_config_paths(None)[0][0]):
             _trust_warning(args, out, [spec])   # the user's entry: a project one would win once approved
         return dataclasses.replace(server, headers={**server.headers, **headers}, env={**server.env, **env})
@@ -6472,15 +6557,6 @@ def _signature(item: JSON) -> str:
     return _visible(" ".join(parts), one_line=True)
 
 
-def _prompt_schema(prompt: JSON) -> JSON:
-    """A prompt as a tool: its arguments as an object schema of strings (what they are)."""
-    arguments = [a for a in _listed(prompt.get("arguments")) if isinstance(_object(a).get("name"), str)]
-    return {**prompt, "inputSchema": {
-        "type": "object", "required": [a["name"] for a in arguments if a.get("required")],
-        "properties": {a["name"]: {"type": "string", "description": a.get("description")}
-                       for a in arguments}}}
-
-
 def _table(items: list[JSON], out: _Output) -> str:
     """One aligned line per tool or prompt (signature, description), wrapped on a terminal, each
     description cut to LISTED_LINES lines."""
@@ -6616,17 +6692,6 @@ async def _cmd_login(args: Any, out: _Output) -> int:
     out.note(f"mcpmini: logged in to {server.name}: issuer {issuer}; {auth_state(server)}")
     return 0
 _cmd_logout = _cmd_login
-
-
-async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
-    """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
-    as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
-    raw = await (client.list_tools() if what == "tool" else client.list_prompts())
-    items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
-    if name is not None and name not in items:
-        hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
-        raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
-    return raw, items
 
 
 async def _cmd_tools(args: Any, out: _Output) -> int:
@@ -6903,7 +6968,7 @@ class _Suite:
         self.checks: list[tuple[str, str, str, float]] = []
 
     def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "") -> None:
-        detail = _redact(_visible("; ".join([*fails, *warns]) or note, True))
+        detail = _redact(_visible(_flags("; ".join([*fails, *warns]) or note), True))
         status = "fail" if fails or warns and self.strict else "warn" if warns else "pass"
         self.checks.append((_visible(name, True), status, detail, time.monotonic() - self.mark))
         self.mark = time.monotonic()   # each check's time is the time since the last one
