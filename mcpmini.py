@@ -64,7 +64,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 __all__ = [
-    "Client", "Servers", "SyncClient", "SyncServers", "ServerConfig", "load_config",
+    "Client", "Task", "Servers", "SyncClient", "SyncServers", "ServerConfig", "load_config",
     "result_text", "run_agent", "main",
     "MCPError", "ConfigError", "ConnectionClosed", "RequestTimeout", "ProtocolError",
     "AuthError", "RemoteError", "login", "logout", "auth_state",
@@ -117,7 +117,15 @@ LIST_CACHE_KEEP = 7 * 86400.0   # stale stored lists serve shell completion unti
 # after the request may have reached the server; anything else (tools/call!) could run twice.
 CACHEABLE_METHODS = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
                                "resources/templates/list", "resources/read"})
-SAFE_TO_REPEAT = CACHEABLE_METHODS | {"prompts/get", "ping"}
+SAFE_TO_REPEAT = CACHEABLE_METHODS | {"prompts/get", "ping", "tasks/get", "tasks/result", "tasks/list",
+                                      "tasks/cancel"}   # (a task-augmented tools/call or tasks/update: not)
+# Tasks (2025-11-25: core, experimental; 2026-07-28: an extension the client opts into per request)
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+TASK_END = ("completed", "failed", "cancelled")          # terminal: they never change
+TASK_STATUSES = ("working", "input_required", *TASK_END)
+TASK_POLL = (0.2, 30.0)         # the server's poll interval is clamped to this range (seconds)
+MAX_TASK_ID = 1024              # a longer taskId is refused
 
 # HTTP
 CONNECT_TIMEOUT = 10.0          # TCP connect + proxy CONNECT + TLS handshake
@@ -1993,8 +2001,9 @@ class _StreamableHTTPTransport(_HTTPTransport):
         headers["MCP-Protocol-Version"] = self.modern_version   # spec: equal to the _meta version
         if isinstance(method, str):
             headers["Mcp-Method"] = _header_value(method)   # spec: on every POST
-        name = params.get("uri" if method == "resources/read" else "name")
-        if modern and method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
+        name = params.get({"resources/read": "uri"}.get(method, "taskId" if str(method)[:6] == "tasks/" else "name"))
+        if modern and method in ("tools/call", "prompts/get", "resources/read", "tasks/get", "tasks/update",
+                                 "tasks/cancel") and isinstance(name, str):
             headers["Mcp-Name"] = _header_value(name)
         return headers, modern
 
@@ -3350,6 +3359,8 @@ def _checked_result(method: str, result: JSON, label: str) -> JSON:
                    "resources/read": ("contents", "contents entry")}[method]
     items = result.get(field, [])
     problem = "" if isinstance(items, list) else f"its {field} is not a list"
+    if "task" in result and field not in result:   # a CreateTaskResult (2025-11-25)
+        problem = "it is a task, but this request did not ask for one"
     for i, item in enumerate(items if not problem else []):
         if not isinstance(item, dict):
             problem = f"{field}[{i}] is not an object"
@@ -3365,7 +3376,7 @@ def _checked_result(method: str, result: JSON, label: str) -> JSON:
 
 def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
     """The entries of a list that can be used; each other one is skipped with a warning."""
-    key = {"resources/list": "uri", "resources/templates/list": "uriTemplate"}.get(method, "name")
+    key = {"resources/list": "uri", "resources/templates/list": "uriTemplate", "tasks/list": "taskId"}.get(method, "name")
     kept = []
     for item in items:
         if not isinstance(item, dict):
@@ -3550,6 +3561,8 @@ class Client:
         self._era: _Era | None = None
         self._lists: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
         self._schemas: dict[str, Any] = {}      # tool -> inputSchema, for Mcp-Param-* headers
+        self._task_support: dict[str, Any] = {} # tool -> execution.taskSupport
+        self.tasks: dict[str, Task] = {}        # the tasks being awaited here, by id
         self._dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
         self._reconnecting: asyncio.Future | None = None
         self._lost_session: _Session | None = None
@@ -3635,12 +3648,15 @@ class Client:
         """Shut the connection down, bounded; safe to call twice. Requests still waiting fail
         at once, with ``cause`` when given."""
         session, self._session = self._session, None
+        for task in list(self.tasks.values()):   # their waits end now
+            task.changed.set()
         if session is not None:
             await session.close(fast=fast, cause=cause)
 
     # Incoming from the server ---------------------------------------------------------------
 
     def _on_notification(self, method: str, params: JSON) -> None:
+        _task_notice(self, method, params)
         for stale in LIST_CHANGED.get(method, ()):
             self._lists.pop(stale, None)
         if method == "notifications/tools/list_changed" and self._store:   # stale at once
@@ -3736,8 +3752,9 @@ class Client:
                 raise
             break
         kind = result.get("resultType", "complete")
-        if self.era == MODERN_VERSION and kind not in ("complete", "input_required"):
-            raise ProtocolError(f"{method}: unknown resultType {kind!r}")
+        if self.era == MODERN_VERSION and kind not in ("complete", "input_required", "task" * _asks_task(params)):
+            raise ProtocolError(f"{self.name}: {method}: " + ("a task came back to a request that did not ask "
+                                "for one" if kind == "task" else f"unknown resultType {kind!r}"))
         if method == "tools/list" and isinstance(result.get("tools"), list):
             if self.era == MODERN_VERSION and self.transport == "http":   # spec MUST
                 result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._dropped)}
@@ -3745,8 +3762,9 @@ class Client:
         return result
 
     def _keep_schemas(self, tools: list[Any]) -> None:
-        self._schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools
-                              if isinstance(t, dict) and isinstance(t.get("name"), str)})
+        tools = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        self._schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools})
+        self._task_support.update({t["name"]: _object(t.get("execution")).get("taskSupport") for t in tools})
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
         """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with ``reconnect``
@@ -3837,10 +3855,49 @@ class Client:
         """Every prompt of every page."""
         return await self._list("prompts/list", "prompts", refresh)
 
-    async def call_tool(self, name: str, arguments: JSON | None = None, *,
-                        timeout: float | None = None) -> JSON:
-        """Call a tool; the raw result. ``isError: true`` is data, not an exception."""
-        return await self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
+    async def call_tool(self, name: str, arguments: JSON | None = None, *, timeout: float | None = None,
+                        task: bool | None = None, wait: float | None = None,
+                        on_task: Callable[[Task], Any] | None = None) -> JSON:
+        """Call a tool; the raw result. ``isError: true`` is data, not an exception. A tool that
+        must run as a task (its ``taskSupport`` is "required", or the server refuses it otherwise)
+        runs as one, awaited until it ends (``wait``: at most that many seconds, then RequestTimeout,
+        the task left running); ``on_task(task)`` sees each status. ``task=True``: as a task anyway."""
+        if task or task is None and self._task_support.get(name) == "required":
+            return await (await self.start_task(name, arguments, timeout=timeout, on_task=on_task)).result(wait)
+        try:
+            return await self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
+        except RemoteError as exc:
+            if task is not None or not _needs_task(exc):
+                raise
+        log.info("%s: %s must run as a task: calling it as one (the refused call did not run)", self.name, name)
+        return await (await self.start_task(name, arguments, timeout=timeout, on_task=on_task)).result(wait)
+
+    async def start_task(self, name: str, arguments: JSON | None = None, *, timeout: float | None = None,
+                         on_task: Callable[[Task], Any] | None = None) -> Task:
+        """Call a tool as a task: a :class:`Task` handle to await, poll or cancel (a server that
+        answers at once gives one that has completed)."""
+        token = f"task-{time.monotonic_ns()}"   # progress stays tied to the task for its whole life
+        params: JSON = {"name": name, "arguments": arguments or {}, "_meta": {"progressToken": token}}
+        if self.era == MODERN_VERSION:   # opt in, for this request only
+            caps = self._capabilities()
+            params["_meta"][META_CAPABILITIES] = {**caps, "extensions": {
+                **_object(caps.get("extensions")), TASKS_EXTENSION: {}}}
+        else:
+            params["task"] = {}
+        result = await self._mrtr("tools/call", params, timeout)
+        created = result.get("task") if self.era != MODERN_VERSION else result if \
+            result.get("resultType") == "task" else None
+        data = created if isinstance(created, dict) else {"taskId": "-", "status": "completed", "result": result}
+        return Task(self, data, on_task, token)
+
+    async def get_task(self, task_id: str) -> Task:
+        """A task of this server, by id, as it is now (tasks/get)."""
+        return await Task(self, {"taskId": task_id, "status": "working"}).refresh()
+
+    async def list_tasks(self) -> list[JSON]:
+        """Every task of every page (2025-11-25 ``tasks/list``; [] where not offered)."""
+        offered = "list" in _object(self.capabilities.get("tasks"))
+        return await self._list("tasks/list", "tasks", True) if offered else []
 
     async def read_resource(self, uri: str, *, timeout: float | None = None) -> JSON:
         """Read a resource; the raw result with its ``contents``."""
@@ -3887,6 +3944,186 @@ def result_text(result: JSON) -> str:
     if "structuredContent" in result and not has_text:
         parts.append(json.dumps(result["structuredContent"], ensure_ascii=False, indent=2))
     return "\n".join(parts)
+
+
+# -- Tasks ------------------------------------------------------------------------------------
+# A tool that runs for minutes answers tools/call with a task at once; then the client polls it
+# (tasks/get), answers its questions, fetches its result and may cancel it (tasks/cancel).
+#   2025-11-25: `task: {}` in the request; tasks/result waits for the end and returns the result;
+#               questions are the server's elicitation/create requests, related to the task
+#   2026-07-28: the extension, opted into per request; tasks/get carries the result (or error)
+#               and the questions (inputRequests), answered with tasks/update
+
+
+def _asks_task(params: Any) -> bool:
+    """The request opts into the 2026-07-28 tasks extension."""
+    caps = _object(_object(_object(params).get("_meta")).get(META_CAPABILITIES))
+    return TASKS_EXTENSION in _object(caps.get("extensions"))
+
+
+def _needs_task(exc: RemoteError) -> bool:
+    """A refusal saying the call must run as a task (decision 25b): nothing ran, so it is not a resend."""
+    if exc.code in (METHOD_NOT_FOUND, INVALID_REQUEST):
+        return "task" in exc.message.lower()   # "requires task augmentation"
+    required = _object(_object(exc.data).get("requiredCapabilities")).get("extensions")
+    return exc.code in (MISSING_CAPABILITY, -32003) and TASKS_EXTENSION in _object(required)
+
+
+def _task_notice(client: Client, method: str, params: JSON) -> None:
+    """Status notifications update the awaited task; progress of a task goes on to ``on_progress``."""
+    if method == "notifications/progress":
+        if client.on_progress and any(t.token == params.get("progressToken") for t in client.tasks.values()):
+            _call_quietly(client.on_progress, params)
+    elif method in ("notifications/tasks/status", "notifications/tasks"):
+        task = client.tasks.get(params.get("taskId"))   # type: ignore[arg-type]
+        with contextlib.suppress(ProtocolError):   # (the next poll says it)
+            task and task.update(params)
+
+
+class Task:
+    """A task on a server: ``id``, ``status``, ``status_message`` and ``data`` (the task as last
+    seen); ``changed``, an asyncio.Event set at each new status. ``await result(wait=None)`` waits
+    for its end, answering its questions, and returns the tool's result as ``call_tool`` does
+    ("failed" and "cancelled" raise RemoteError; a task gone is a ProtocolError); ``wait``
+    seconds at most, then RequestTimeout (the task runs on). Cancelling that await cancels the
+    task on the server. ``await refresh()``, ``await cancel()``."""
+
+    def __init__(self, client: Client, data: JSON, on_task: Callable[[Task], Any] | None = None,
+                 token: str | None = None) -> None:
+        self.client, self.on_task, self.token, self.data = client, on_task, token, {}
+        self.id = data.get("taskId")
+        if not isinstance(self.id, str) or not 0 < len(self.id) <= MAX_TASK_ID:
+            raise ProtocolError(f"{client.name}: a task without a usable taskId: {_json_text(self.id, None)[:80]}")
+        self.changed, self._answered = asyncio.Event(), set()
+        self.update(data)
+
+    status = property(lambda self: self.data.get("status"))
+    status_message = property(lambda self: self.data.get("statusMessage")
+                              if isinstance(self.data.get("statusMessage"), str) else None)
+
+    def __repr__(self) -> str:
+        return f"<mcpmini.Task {self.id!r} {self.status}>"
+
+    def update(self, data: JSON) -> None:
+        """Take the server's news of the task (a tasks/get answer, a notification)."""
+        status, before = data.get("status"), (self.status, self.status_message)
+        if status not in TASK_STATUSES:
+            raise ProtocolError(f"{self.client.name}: task {self.id!r} has an unknown status {status!r:.40}")
+        if self.status in TASK_END and status != self.status:
+            log.warning("%s: task %r ended %s, then was said to be %s; ignored", self.client.name,
+                        self.id, self.status, status)
+            return
+        self.data = {**self.data, **data} if status == self.status else dict(data)
+        if (self.status, self.status_message) != before:
+            self.changed.set()
+            if self.on_task:
+                _call_quietly(self.on_task, self)
+
+    async def refresh(self) -> Task:
+        """Ask for the task's state (tasks/get)."""
+        try:
+            self.update(await self.client.request("tasks/get", {"taskId": self.id}))
+        except RemoteError as exc:
+            if exc.code != INVALID_PARAMS:
+                raise
+            raise ProtocolError(f"{self.client.name}: task {self.id!r} is gone ({exc.message}): it "
+                                "expired, or the server never had it") from None
+        return self
+
+    async def cancel(self) -> Task:
+        """Ask the server to cancel the task (tasks/cancel); an ended task is left as it is."""
+        if self.status not in TASK_END:
+            answer = await self.client.request("tasks/cancel", {"taskId": self.id})
+            with contextlib.suppress(ProtocolError):   # 2025-11-25 answers with the task
+                "status" in answer and self.update(answer)
+        return self
+
+    async def result(self, wait: float | None = None) -> JSON:
+        self.client.tasks[self.id] = self
+        try:
+            return await asyncio.wait_for(self._wait(), wait)
+        except asyncio.TimeoutError:
+            exc = RequestTimeout("task", wait or 0)
+            exc.args = (f"task {self.id} is still {self.status} after {wait:g} s; it runs on",)
+            raise exc from None
+        except asyncio.CancelledError:
+            if self.status not in TASK_END and self.client.connected:
+                try:
+                    await asyncio.wait_for(self.cancel(), min(self.client.timeout, 10.0))
+                    log.warning("%s: cancelled task %s on the server", self.client.name, self.id)
+                except (MCPError, OSError, asyncio.TimeoutError) as error:
+                    log.warning("%s: could not cancel task %s: %s", self.client.name, self.id, error)
+            raise
+        finally:
+            self.client.tasks.pop(self.id, None)
+
+    async def _wait(self) -> JSON:
+        """The one wait loop: tasks/get at the server's pace (clamped to TASK_POLL, slower while
+        nothing changes), woken by notifications; 2025-11-25: tasks/result meanwhile, issued
+        again when it times out before the end."""
+        legacy, fetch, pause, seen = self.client.era != MODERN_VERSION, None, 0.0, None
+        try:
+            while True:
+                if fetch is not None and fetch.done():
+                    try:
+                        return self._final(fetch.result())
+                    except RequestTimeout:
+                        if self.status in TASK_END:   # ended, and tasks/result still does not answer
+                            raise
+                    except RemoteError as exc:
+                        await self.refresh()
+                        if self.status != "failed":
+                            raise
+                        raise RemoteError(exc.code, f"task {self.id} failed: {exc.message}", exc.data) from None
+                    fetch = None
+                if self.status in ("failed", "cancelled") or "result" in self.data or \
+                        self.status == "completed" and not legacy:
+                    return self._ended()
+                if legacy and fetch is None:
+                    fetch = asyncio.ensure_future(self.client.request("tasks/result", {"taskId": self.id}))
+                if self.status == "input_required" and not legacy:
+                    await self._give_input()
+                ms = self.data.get("pollIntervalMs", self.data.get("pollInterval"))
+                base = min(max(ms / 1000, TASK_POLL[0]), TASK_POLL[1]) if _json_type(ms) in ("integer", "number") else 1.0
+                now = (self.status, self.status_message)
+                pause, seen = base if now != seen else min(max(pause, base) * 1.5, TASK_POLL[1]), now
+                self.changed.clear()
+                woken = asyncio.ensure_future(self.changed.wait())
+                await asyncio.wait([woken, *[fetch] * bool(fetch)], return_when=asyncio.FIRST_COMPLETED,
+                                   timeout=None if self.status in TASK_END else pause)
+                woken.cancel()
+                if not self.changed.is_set() and not (fetch and fetch.done()) and self.status not in TASK_END:
+                    await self.refresh()
+        finally:
+            if fetch is not None:
+                fetch.cancel()
+                _quiet(fetch)
+
+    def _ended(self) -> JSON:
+        if "result" in self.data and self.status == "completed":
+            return self._final(_object(self.data["result"]))
+        if self.status == "completed":
+            raise ProtocolError(f"{self.client.name}: task {self.id} completed without a result")
+        error, said = _object(self.data.get("error")), f": {self.status_message}" * bool(self.status_message)
+        if self.status == "cancelled":
+            raise RemoteError(INTERNAL_ERROR, f"task {self.id} was cancelled{said}")
+        raise RemoteError(error.get("code") if type(error.get("code")) is int else INTERNAL_ERROR,
+                          f"task {self.id} failed{': ' * bool(error.get('message'))}"
+                          f"{error.get('message') or said}", error.get("data"))
+
+    def _final(self, result: JSON) -> JSON:
+        """The tool's result, without the protocol's bookkeeping (decision 33)."""
+        meta = {k: v for k, v in _object(result.get("_meta")).items() if k != RELATED_TASK}
+        result = {k: v for k, v in result.items() if k not in ("_meta", "resultType", "ttlMs")}
+        return _checked_result("tools/call", {**result, **({"_meta": meta} if meta else {})}, self.client.name)
+
+    async def _give_input(self) -> None:
+        """2026-07-28: answer the questions not answered yet (tasks/update with inputResponses)."""
+        asked = {k: v for k, v in _object(self.data.get("inputRequests")).items() if k not in self._answered}
+        if asked:
+            self._answered.update(asked)
+            answers = {key: await self.client._input_response(req) for key, req in asked.items()}
+            await self.client.request("tasks/update", {"taskId": self.id, "inputResponses": answers})
 
 
 # -- Config -----------------------------------------------------------------------------------
