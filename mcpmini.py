@@ -4635,10 +4635,10 @@ class Servers:
             self._busy[server] -= 1
             self._used[server] = time.monotonic()
 
-    async def call_tool(self, server: str, tool: str, arguments: JSON | None = None, *,
-                        timeout: float | None = None) -> JSON:
-        """Call a tool of one server; the raw result (``isError: true`` is data)."""
-        return await self.request(server, "call_tool", tool, arguments, timeout=timeout)
+    async def call_tool(self, server: str, tool: str, arguments: JSON | None = None, **options: Any) -> JSON:
+        """Call a tool of one server; the raw result (``isError: true`` is data); ``options`` as
+        :meth:`Client.call_tool` takes them (``timeout``, ``task``, ``wait``, ``on_task``)."""
+        return await self.request(server, "call_tool", tool, arguments, **options)
 
     async def _each(self, method: str) -> list[JSON]:
         async def one(name: str) -> list[JSON]:
@@ -4711,11 +4711,21 @@ class _Blocking:
                 done.set()
         future = asyncio.run_coroutine_threadsafe(run(), self._loop)
         try:
-            return future.result()
+            value = future.result()
+            return _SyncTask(value, self._wait) if isinstance(value, Task) else value
         except KeyboardInterrupt:
             future.cancel()   # the request's task sends notifications/cancelled as it ends
             done.wait(CANCEL_TIMEOUT + SHUTDOWN_GRACE)
             raise
+
+
+class _SyncTask:
+    """A :class:`Task` of a SyncClient or SyncServers: the same attributes, its methods blocking."""
+
+    def __init__(self, target: Task, wait: Callable[[Any], Any]) -> None:
+        self.target, self._wait = target, wait
+
+    __getattr__ = _Blocking.__getattr__
 
 
 class SyncClient(_Blocking):
@@ -6082,6 +6092,18 @@ def _add_commands(command: Callable[..., Any]) -> None:
                    "key:=JSON, key=@file, key:=@file.json, one JSON object, or - for one on stdin")
     p.add_argument("--no-validate", action="store_true", help="send exactly what was typed: no "
                    "schema typing or checks (for servers whose schemas are wrong)")
+    p.add_argument("--task", action="store_true", help="run the tool as a task (tools whose taskSupport "
+                   "is required always are)")
+    p.add_argument("--wait", type=float, metavar="SECONDS", help="wait for a task this long at most (then "
+                   "exit 124; it runs on)")
+    p.add_argument("--detach", action="store_true", help="start the task, print its id and exit (HTTP servers)")
+    command("tasks", "a server's tasks (long-running tool calls)", "tasks https://example.com/mcp", server=True)
+    p = command("task", "a task's status; wait for its result, or cancel it", "task https://example.com/mcp "
+                "TASK_ID --wait", "task https://example.com/mcp TASK_ID --cancel", server=True)
+    p.add_argument("task_id", metavar="TASK_ID", help="the task's id (see: mcpmini tasks SERVER)")
+    p.add_argument("--wait", nargs="?", type=float, const=-1.0, metavar="SECONDS",
+                   help="wait for its end (at most SECONDS), then print its result as call does")
+    p.add_argument("--cancel", action="store_true", help="cancel it")
     command("resources", "a server's resources", "resources weather", server=True)
     command("templates", "a server's resource templates", "templates weather", server=True)
     p = command("read", "read a resource", "read weather weather://cities",
@@ -6668,25 +6690,91 @@ async def _cmd_call(args: Any, out: _Output) -> int:
         arguments, problem = typed(listed)
         if problem and "tools/list" in client.from_cache:   # the cached list may be out of date
             arguments, problem = typed(await client.list_tools(refresh=True))
+        support = _object(next((t.get("execution") for t in listed or () if t["name"] == args.tool), None))
+        if (args.task or args.detach) and listed is not None and support.get("taskSupport") in (None, "forbidden"):
+            problem = f"{args.tool} cannot run as a task (its taskSupport is {support.get('taskSupport', 'absent')})"
+        if args.detach and client.transport == "stdio":
+            problem = "--detach needs an HTTP server: a stdio server's tasks end with mcpmini"
         if problem:
             raise _UsageError(problem)
         out.wait(f"waiting for {args.tool}")
-        try:
-            result = await client.call_tool(args.tool, arguments)
-        except RemoteError as exc:
-            if exc.code != INVALID_PARAMS or "tools/list" not in client.from_cache:
-                raise
-            # Typed from a cached schema and refused: a refused call did not run, so it is
-            # sent once more if the fresh schema types the arguments differently.
-            retyped, problem = typed(await client.list_tools(refresh=True))
-            if problem or retyped == arguments:
-                raise
-            result = await client.call_tool(args.tool, retyped)
-        out.result(_json_text(result) if args.json else _visible(result_text(result)))
-        if result.get("isError") is True:
-            out.error(f"tool {args.tool} reported an error (isError: true)", "tool")
-            return EXIT_CODES["tool"]
+        if args.detach:
+            task = await client.start_task(args.tool, arguments)
+            out.result(_json_text(task.data) if args.json else _visible(task.id, True))
+            return 0
+        seen = _task_status(args.tool, out)
+        call = functools.partial(client.call_tool, args.tool, task=args.task or None, wait=args.wait, on_task=seen)
+
+        async def run() -> JSON:
+            try:
+                return await call(arguments)
+            except RemoteError as exc:
+                if exc.code != INVALID_PARAMS or "tools/list" not in client.from_cache:
+                    raise
+                # Typed from a cached schema and refused: a refused call did not run, so it is
+                # sent once more if the fresh schema types the arguments differently.
+                retyped, problem = typed(await client.list_tools(refresh=True))
+                if problem or retyped == arguments:
+                    raise
+                return await call(retyped)
+        return await _task_outcome(args, out, seen, run())
+
+
+def _task_status(name: str, out: _Output) -> Callable[[Task], None]:
+    """The on_task callback of the CLI: the status line says the task's status and message."""
+    def seen(task: Task) -> None:
+        seen.task = task   # type: ignore[attr-defined]
+        out.doing = f"{name}: task {task.status}{': ' * bool(task.status_message)}{task.status_message or ''}"
+    seen.task = None   # type: ignore[attr-defined]
+    return seen
+
+
+async def _task_outcome(args: Any, out: _Output, seen: Any, call: Awaitable[JSON]) -> int:
+    """Print a tool's result as ``call`` does (exit 0, 1 for isError); a task still running
+    after --wait exits 124 saying how to fetch it later."""
+    name = getattr(args, "tool", None) or f"task {args.task_id}"
+    try:
+        result = await call
+    except RequestTimeout as exc:
+        if exc.method != "task" or seen.task is None:
+            raise
+        later = f"its result later: mcpmini task {shlex.quote(args.server)} {shlex.quote(seen.task.id)} --wait"
+        out.error(f"{exc} ({'a stdio server ends with mcpmini' if seen.task.client.transport == 'stdio' else later})",
+                  "timeout")
+        return EXIT_CODES["timeout"]
+    out.result(_json_text(result) if args.json else _visible(result_text(result)))
+    if result.get("isError") is True:
+        out.error(f"{'tool ' * (name == getattr(args, 'tool', None))}{name} reported an error (isError: true)", "tool")
+        return EXIT_CODES["tool"]
+    return 0
+
+
+async def _cmd_tasks(args: Any, out: _Output) -> int:
+    """``tasks SERVER`` lists them; ``task SERVER ID`` shows one, waits for it or cancels it."""
+    async with _connected(args, out, "waiting for the tasks") as client:
+        if args.command == "tasks":
+            items = await client.list_tasks()
+            if not items and "list" not in _object(client.capabilities.get("tasks")):
+                out.note(f"mcpmini: {client.name} offers no task list")
+            out.result(_json_text(items) if args.json else "\n".join(_visible("  ".join(str(t.get(k, "")) for k in (
+                "taskId", "status", "statusMessage")).rstrip(), True) for t in items))
+            return 0
+        seen = _task_status(f"task {args.task_id}", out)
+        task = await client.get_task(args.task_id)
+        task.on_task = seen
+        if args.cancel and task.status in TASK_END:
+            out.note(_visible(f"mcpmini: task {task.id} ended already ({task.status})", True))
+        elif args.cancel:
+            await task.cancel()
+            out.note(_visible(f"mcpmini: asked {client.name} to cancel task {task.id} (now {task.status})", True))
+        elif args.wait is not None:
+            seen(task)
+            return await _task_outcome(args, out, seen, task.result(None if args.wait < 0 else args.wait))
+        else:
+            out.result(_json_text(task.data) if args.json else _visible(f"{task.id}  {task.status}  "
+                                                                        f"{task.status_message or ''}".rstrip()))
         return 0
+_cmd_task = _cmd_tasks
 
 
 def _check_writable(path: str | None) -> None:
