@@ -4042,7 +4042,9 @@ class Task:
         self.client.tasks[self.id] = self
         try:
             return await asyncio.wait_for(self._wait(), wait)
-        except asyncio.TimeoutError:
+        except asyncio.TimeoutError as error:
+            if isinstance(error, MCPError):   # (a RequestTimeout of one exchange)
+                raise
             exc = RequestTimeout("task", wait or 0)
             exc.args = (f"task {self.id} is still {self.status} after {wait:g} s; it runs on",)
             raise exc from None

@@ -167,7 +167,7 @@ class Server:
             if name == "plain" and OPTIONS.get("stray"):
                 task = self.new_task(params.get("arguments") or {})
                 return {"resultType": "task", **wire(task)} if MODERN else {"task": wire(task)}
-            if not asked:
+            if not asked or name == "plain":   # (plain: a task asked for is ignored, as allowed)
                 if name == "slow":
                     if MODERN:
                         raise LookupError({"code": -32021, "message": "Missing required client capability",
@@ -175,8 +175,6 @@ class Server:
                     raise LookupError({"code": -32601, "message": "Tool slow requires task augmentation "
                                        "(taskSupport: 'required')"})
                 return {"content": [{"type": "text", "text": f"{name} ran at once"}]}
-            if name == "plain" and not MODERN:
-                raise LookupError({"code": -32601, "message": "Method not found: plain cannot run as a task"})
             task = self.new_task(params.get("arguments") or {})
             for i in range(OPTIONS.get("flood", 0)):
                 await self.send({"jsonrpc": "2.0", "method": "notifications/tasks/status" if not MODERN else
