@@ -14,7 +14,7 @@ inputRequests answered by tasks/update); ``never``: never ends; ``poll_ms``: its
 (default 100); ``status``: the status it reports while running (default "working");
 ``task_id``: its id; ``result_hang``: tasks/result never answers; ``stray``: a plain call of
 ``plain`` answers with a task; ``flood`` N: N status notifications at creation; ``fail``: it
-fails; ``vanish``: tasks/get answers -32602; ``flip``: after completing, says "working";
+fails; ``vanish``: tasks/get answers -32602;
 ``is_error``: the tool's result has isError; ``no_list``: no tasks/list; ``cancel_ignored``.
 """
 from __future__ import annotations
@@ -111,9 +111,6 @@ class Server:
         task["status"] = "failed" if OPTIONS.get("fail") else "completed"
         task["message"] = "the machine broke" if OPTIONS.get("fail") else "done"
         task["done"].set()
-        if OPTIONS.get("flip"):
-            await asyncio.sleep(0.3)
-            task["status"] = "working"
 
     def new_task(self, arguments: dict) -> dict:
         tid = OPTIONS.get("task_id", f"task-{next(COUNTER)}")

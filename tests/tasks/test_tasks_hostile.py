@@ -58,11 +58,6 @@ def test_status_notification_flood(cli, tasky, era):
     assert (code, out) == (0, "report on flood\n")
 
 
-def test_a_terminal_status_that_changes_is_ignored_with_a_warning(cli, tasky):
-    code, out, err = cli("call", tasky("modern", flip=True, seconds=0.2, poll_ms=50).target, "slow")
-    assert (code, out) == (0, "report on ?\n")
-
-
 def test_update_ignores_a_change_after_the_end_and_refuses_unknown_statuses(caplog):
     import types
 
