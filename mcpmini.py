@@ -3947,18 +3947,14 @@ def result_text(result: JSON) -> str:
 
 
 # -- Tasks ------------------------------------------------------------------------------------
-# A tool that runs for minutes answers tools/call with a task at once; then the client polls it
-# (tasks/get), answers its questions, fetches its result and may cancel it (tasks/cancel).
-#   2025-11-25: `task: {}` in the request; tasks/result waits for the end and returns the result;
-#               questions are the server's elicitation/create requests, related to the task
-#   2026-07-28: the extension, opted into per request; tasks/get carries the result (or error)
-#               and the questions (inputRequests), answered with tasks/update
+# A long tool call answers with a task at once, then is polled (tasks/get), asked (2025-11-25: related
+# elicitation/create requests; 2026-07-28: inputRequests, answered by tasks/update) and fetched
+# (2025-11-25: tasks/result, which waits for the end; 2026-07-28: inline in tasks/get) or cancelled.
 
 
 def _asks_task(params: Any) -> bool:
     """The request opts into the 2026-07-28 tasks extension."""
-    caps = _object(_object(_object(params).get("_meta")).get(META_CAPABILITIES))
-    return TASKS_EXTENSION in _object(caps.get("extensions"))
+    return TASKS_EXTENSION in _object(_object(_object(_object(params).get("_meta")).get(META_CAPABILITIES)).get("extensions"))
 
 
 def _needs_task(exc: RemoteError) -> bool:
@@ -4000,9 +3996,6 @@ class Task:
     status = property(lambda self: self.data.get("status"))
     status_message = property(lambda self: self.data.get("statusMessage")
                               if isinstance(self.data.get("statusMessage"), str) else None)
-
-    def __repr__(self) -> str:
-        return f"<mcpmini.Task {self.id!r} {self.status}>"
 
     def update(self, data: JSON) -> None:
         """Take the server's news of the task (a tasks/get answer, a notification)."""
@@ -4046,7 +4039,7 @@ class Task:
             if isinstance(error, MCPError):   # (a RequestTimeout of one exchange)
                 raise
             exc = RequestTimeout("task", wait or 0)
-            exc.args = (f"task {self.id} is still {self.status} after {wait:g} s; it runs on",)
+            exc.args, exc.task = (f"task {self.id} is still {self.status} after {wait:g} s; it runs on",), self
             raise exc from None
         except asyncio.CancelledError:
             if self.status not in TASK_END and self.client.connected:
@@ -4102,16 +4095,11 @@ class Task:
                 _quiet(fetch)
 
     def _ended(self) -> JSON:
-        if "result" in self.data and self.status == "completed":
-            return self._final(_object(self.data["result"]))
         if self.status == "completed":
-            raise ProtocolError(f"{self.client.name}: task {self.id} completed without a result")
-        error, said = _object(self.data.get("error")), f": {self.status_message}" * bool(self.status_message)
-        if self.status == "cancelled":
-            raise RemoteError(INTERNAL_ERROR, f"task {self.id} was cancelled{said}")
-        raise RemoteError(error.get("code") if type(error.get("code")) is int else INTERNAL_ERROR,
-                          f"task {self.id} failed{': ' * bool(error.get('message'))}"
-                          f"{error.get('message') or said}", error.get("data"))
+            return self._final(_object(self.data.get("result", "(none)")))
+        said = f": {self.status_message}" * bool(self.status_message)
+        error = RemoteError.from_wire(self.data.get("error", {"code": INTERNAL_ERROR, "message": said[2:]}))
+        raise RemoteError(error.code, f"task {self.id} {self.status}{': ' * bool(error.message)}{error.message}", error.data)
 
     def _final(self, result: JSON) -> JSON:
         """The tool's result, without the protocol's bookkeeping (decision 33)."""
@@ -6704,8 +6692,8 @@ async def _cmd_call(args: Any, out: _Output) -> int:
             task = await client.start_task(args.tool, arguments)
             out.result(_json_text(task.data) if args.json else _visible(task.id, True))
             return 0
-        seen = _task_status(args.tool, out)
-        call = functools.partial(client.call_tool, args.tool, task=args.task or None, wait=args.wait, on_task=seen)
+        call = functools.partial(client.call_tool, args.tool, task=args.task or None, wait=args.wait,
+                                 on_task=_task_line(args.tool, out))
 
         async def run() -> JSON:
             try:
@@ -6719,34 +6707,30 @@ async def _cmd_call(args: Any, out: _Output) -> int:
                 if problem or retyped == arguments:
                     raise
                 return await call(retyped)
-        return await _task_outcome(args, out, seen, run())
+        return await _tool_outcome(args, out, run(), f"tool {args.tool}")
 
 
-def _task_status(name: str, out: _Output) -> Callable[[Task], None]:
-    """The on_task callback of the CLI: the status line says the task's status and message."""
-    def seen(task: Task) -> None:
-        seen.task = task   # type: ignore[attr-defined]
-        out.doing = f"{name}: task {task.status}{': ' * bool(task.status_message)}{task.status_message or ''}"
-    seen.task = None   # type: ignore[attr-defined]
-    return seen
+def _task_line(name: str, out: _Output) -> Callable[[Task], None]:
+    """The CLI's ``on_task``: the status line says the task's status and message."""
+    return lambda task: setattr(out, "doing", f"{name}: task {task.status}" + f": {task.status_message}" * bool(
+        task.status_message))
 
 
-async def _task_outcome(args: Any, out: _Output, seen: Any, call: Awaitable[JSON]) -> int:
-    """Print a tool's result as ``call`` does (exit 0, 1 for isError); a task still running
-    after --wait exits 124 saying how to fetch it later."""
-    name = getattr(args, "tool", None) or f"task {args.task_id}"
+async def _tool_outcome(args: Any, out: _Output, call: Awaitable[JSON], name: str) -> int:
+    """A tool's result as ``call`` prints it (exit 0, 1 for isError); a task still running
+    after --wait: exit 124, saying how to fetch it later."""
     try:
         result = await call
     except RequestTimeout as exc:
-        if exc.method != "task" or seen.task is None:
+        if not (task := getattr(exc, "task", None)):
             raise
-        later = f"its result later: mcpmini task {shlex.quote(args.server)} {shlex.quote(seen.task.id)} --wait"
-        out.error(f"{exc} ({'a stdio server ends with mcpmini' if seen.task.client.transport == 'stdio' else later})",
+        later = f"its result later: mcpmini task {shlex.quote(args.server)} {shlex.quote(task.id)} --wait"
+        out.error(f"{exc} ({'a stdio server ends with mcpmini' if task.client.transport == 'stdio' else later})",
                   "timeout")
         return EXIT_CODES["timeout"]
     out.result(_json_text(result) if args.json else _visible(result_text(result)))
     if result.get("isError") is True:
-        out.error(f"{'tool ' * (name == getattr(args, 'tool', None))}{name} reported an error (isError: true)", "tool")
+        out.error(f"{name} reported an error (isError: true)", "tool")
         return EXIT_CODES["tool"]
     return 0
 
@@ -6761,17 +6745,16 @@ async def _cmd_tasks(args: Any, out: _Output) -> int:
             out.result(_json_text(items) if args.json else "\n".join(_visible("  ".join(str(t.get(k, "")) for k in (
                 "taskId", "status", "statusMessage")).rstrip(), True) for t in items))
             return 0
-        seen = _task_status(f"task {args.task_id}", out)
         task = await client.get_task(args.task_id)
-        task.on_task = seen
+        task.on_task = _task_line(f"task {args.task_id}", out)
         if args.cancel and task.status in TASK_END:
             out.note(_visible(f"mcpmini: task {task.id} ended already ({task.status})", True))
         elif args.cancel:
             await task.cancel()
             out.note(_visible(f"mcpmini: asked {client.name} to cancel task {task.id} (now {task.status})", True))
         elif args.wait is not None:
-            seen(task)
-            return await _task_outcome(args, out, seen, task.result(None if args.wait < 0 else args.wait))
+            task.on_task(task)
+            return await _tool_outcome(args, out, task.result(None if args.wait < 0 else args.wait), f"task {task.id}")
         else:
             out.result(_json_text(task.data) if args.json else _visible(f"{task.id}  {task.status}  "
                                                                         f"{task.status_message or ''}".rstrip()))

@@ -70,7 +70,7 @@ def test_detach_then_tasks_then_task_wait_and_cancel_over_http(cli, tasky):
     code, out, err = cli("task", server.target, "task-1", "--json")
     assert code == 0 and json.loads(out)["status"] == "completed"
     code, out, err = cli("task", server.target, "task-2", "--wait")
-    assert code == 1 and "was cancelled" in err
+    assert code == 1 and "task task-2 cancelled: cancelled by request" in err
     code, out, err = cli("task", server.target, "nope")
     assert code == 3 and "'nope' is gone" in err
 
