@@ -6738,26 +6738,23 @@ async def _tool_outcome(args: Any, out: _Output, call: Awaitable[JSON], name: st
 async def _cmd_tasks(args: Any, out: _Output) -> int:
     """``tasks SERVER`` lists them; ``task SERVER ID`` shows one, waits for it or cancels it."""
     async with _connected(args, out, "waiting for the tasks") as client:
-        if args.command == "tasks":
-            items = await client.list_tasks()
-            if not items and "list" not in _object(client.capabilities.get("tasks")):
-                out.note(f"mcpmini: {client.name} offers no task list")
-            out.result(_json_text(items) if args.json else "\n".join(_visible("  ".join(str(t.get(k, "")) for k in (
-                "taskId", "status", "statusMessage")).rstrip(), True) for t in items))
-            return 0
-        task = await client.get_task(args.task_id)
-        task.on_task = _task_line(f"task {args.task_id}", out)
-        if args.cancel and task.status in TASK_END:
-            out.note(_visible(f"mcpmini: task {task.id} ended already ({task.status})", True))
-        elif args.cancel:
-            await task.cancel()
-            out.note(_visible(f"mcpmini: asked {client.name} to cancel task {task.id} (now {task.status})", True))
-        elif args.wait is not None:
-            task.on_task(task)
-            return await _tool_outcome(args, out, task.result(None if args.wait < 0 else args.wait), f"task {task.id}")
-        else:
-            out.result(_json_text(task.data) if args.json else _visible(f"{task.id}  {task.status}  "
-                                                                        f"{task.status_message or ''}".rstrip()))
+        if args.command == "task":
+            task = await client.get_task(args.task_id)
+            task.on_task = _task_line(f"task {args.task_id}", out)
+            if args.wait is not None and not args.cancel:
+                task.on_task(task)
+                return await _tool_outcome(args, out, task.result(None if args.wait < 0 else args.wait), f"task {task.id}")
+            if args.cancel:
+                ended = task.status in TASK_END
+                await task.cancel()
+                out.note(_visible(f"mcpmini: task {task.id} " + (f"ended already ({task.status})" if ended else
+                                                                 f"cancelled (now {task.status})"), True))
+                return 0
+        elif not (items := await client.list_tasks()) and "list" not in _object(client.capabilities.get("tasks")):
+            out.note(f"mcpmini: {client.name} offers no task list")
+        items = [task.data] if args.command == "task" else items
+        out.result(_json_text(items if args.command == "tasks" else items[0]) if args.json else "\n".join(
+            _visible(f"{t.get('taskId')}  {t.get('status')}  {t.get('statusMessage') or ''}".rstrip(), True) for t in items))
         return 0
 _cmd_task = _cmd_tasks
 

@@ -62,7 +62,7 @@ def test_detach_then_tasks_then_task_wait_and_cancel_over_http(cli, tasky):
     code, out, err = cli("tasks", server.target)
     assert code == 0 and out.splitlines()[0].split()[:2] == ["task-1", "working"]
     code, out, err = cli("task", server.target, "task-2", "--cancel")
-    assert code == 0 and "cancel task task-2" in err
+    assert code == 0 and "task task-2 cancelled (now cancelled)" in err
     code, out, err = cli("task", server.target, "task-2", "--cancel")
     assert code == 0 and "ended already (cancelled)" in err
     code, out, err = cli("task", server.target, "task-1", "--wait")
