@@ -5314,7 +5314,9 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
             return answer("Error: the user declined this tool call.")
         began = time.monotonic()
     try:
-        result = await servers.call_tool(server_name, tool, arguments)
+        result = await servers.call_tool(server_name, tool, arguments, on_task=lambda task: _emit(
+            on_event, "task", id=call["id"], server=server_name, tool=tool, status=task.status,
+            message=task.status_message))
     except RemoteError as exc:
         return answer(f"Error: the tool failed with JSON-RPC error {exc.code}: {exc.message}")
     except (MCPError, OSError) as exc:
@@ -5902,6 +5904,9 @@ class _Output(logging.Handler):
                 self.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
             if self.calls:
                 self.wait(f"calling {next(iter(self.calls.values()))[0]}")
+        elif kind == "task":   # a tool call running as a task
+            self.doing = f"calling {info['server']}.{info['tool']}: task {info['status']}" + \
+                f": {info['message']}" * bool(info["message"])
         elif kind == "server_lost":
             self.note(f"mcpmini: server {info['server']} failed and is not used any more: {info['error']}")
         elif kind == "retry":
@@ -7026,8 +7031,15 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
                 fails += _schema_problems(tool.get(field), field)
             except RecursionError:
                 fails.append(f"{field} is nested too deeply")
-        suite.add(f"tool {tool.get('name')}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
-                  + ["no description"] * (not str(tool.get("description") or "").strip()) + _hidden(tool))
+        support = _object(tool.get("execution")).get("taskSupport")
+        suite.add(f"tool {tool.get('name')}" + f" (taskSupport {support})" * bool(support), fails, ["no outputSchema"]
+                  * ("outputSchema" not in tool) + ["no description"] * (not str(tool.get("description") or "").strip())
+                  + _hidden(tool))
+    if "list" in _object(client.capabilities.get("tasks")):   # declared task methods must work
+        try:
+            suite.add("tasks/list", note=f"{len(await client.list_tasks())} listed")
+        except MCPError as exc:
+            suite.add("tasks/list", [str(exc)])
     return tools
 
 
@@ -7043,7 +7055,8 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
                        _argument_problem(arguments, schema, strict_keys=True))
             if problem:
                 raise _UsageError(problem)
-            result = await client.call_tool(name, arguments)
+            tasks: list[Task] = []
+            result = await client.call_tool(name, arguments, on_task=tasks.append)
         except MCPError as exc:
             suite.add(f"call {name}", [str(exc)])
             continue
@@ -7052,7 +7065,8 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
                    if output is None else "no structuredContent, though the tool has an outputSchema"
                    if "structuredContent" not in result else f"structuredContent is {_json_type(value)}, "
                    "not an object" if not isinstance(value, dict) else _argument_problem(value, output, noun="key"))
-        suite.add(f"call {name}", [problem] if problem else [], note=_first_line(result_text(result)))
+        suite.add(f"call {name}", [problem] if problem else [], note=(f"as task {tasks[0].id}: " if tasks
+                                                                             else "") + _first_line(result_text(result)))
     for label, run in [(f"read {uri}", lambda uri=uri: client.read_resource(uri)) for uri in args.read] + [
             (f"prompt {p[0]}", lambda p=p: client.get_prompt(p[0], _pairs(p[1:], "=", "argument", False)))
             for p in args.prompt]:
