@@ -3359,8 +3359,6 @@ def _checked_result(method: str, result: JSON, label: str) -> JSON:
                    "resources/read": ("contents", "contents entry")}[method]
     items = result.get(field, [])
     problem = "" if isinstance(items, list) else f"its {field} is not a list"
-    if "task" in result and field not in result:   # a CreateTaskResult (2025-11-25)
-        problem = "it is a task, but this request did not ask for one"
     for i, item in enumerate(items if not problem else []):
         if not isinstance(item, dict):
             problem = f"{field}[{i}] is not an object"
@@ -3798,6 +3796,8 @@ class Client:
         progress = "progressToken" not in _object(params.get("_meta"))
         for _ in range(MAX_INPUT_ROUNDS + 1):
             result = await self.request(method, attempt_params, timeout=timeout, progress=progress)
+            if "task" in result and "task" not in params and self.era != MODERN_VERSION:   # (2025-11-25)
+                raise ProtocolError(f"{self.name}: {method}: a task came back to a request that did not ask for one")
             if self.era != MODERN_VERSION or result.get("resultType", "complete") != "input_required":
                 return result
             attempt_params = dict(params)
@@ -5462,7 +5462,12 @@ class _Bridge:
         elif self.log_level:
             params = {**params, "_meta": {"io.modelcontextprotocol/logLevel": self.log_level, **meta}}
         complete = self.era == "legacy" and method in INPUT_METHODS   # MRTR rounds, reconnect, may-have-run
-        return self._shaped(method, await client.request(method, params, complete=complete))
+        try:
+            return self._shaped(method, await client.request(method, params, complete=complete))
+        except RemoteError as exc:   # a tool that must run as a task, for a client that asked for none
+            if method != "tools/call" or not _needs_task(exc):
+                raise
+        return self._shaped(method, await client.call_tool(str(params.get("name")), params.get("arguments"), task=True))
 
     def _shaped(self, method: str, result: JSON) -> JSON:
         """A result in the downstream era's shape: 2026-07-28 results carry resultType, cacheable ones ttlMs

@@ -1,0 +1,38 @@
+"""`bridge` and tasks (issue 26, point 10): a client that asks for no task still gets a
+task-required tool's result; a client that speaks tasks gets them passed through."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import mcpmini
+from harness import MCPMINI, run
+
+
+def bridged(server) -> mcpmini.Client:
+    return mcpmini.Client([sys.executable, str(MCPMINI), "bridge", server.target], era_cache=False,
+                          list_cache=False, protocol="legacy")
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_plain_call_of_a_task_required_tool_is_run_as_a_task_upstream(tasky, era):
+    server = tasky(era)
+
+    async def go():
+        async with bridged(server) as c:
+            return await c.call_tool("slow", {"topic": "bridged"}, task=False)
+    assert run(go())["content"][0]["text"] == "report on bridged"
+    assert "tasks/get" in server.methods()
+
+
+def test_a_client_that_speaks_tasks_gets_them_passed_through(tasky):
+    server = tasky("legacy")
+
+    async def go():
+        async with bridged(server) as c:
+            task = await c.start_task("slow", {"topic": "through"})
+            return task.id, await task.result()
+    task_id, result = run(go())
+    assert task_id == "task-1" and result["content"][0]["text"] == "report on through"
+    assert "tasks/result" in server.methods()
