@@ -117,9 +117,7 @@ LIST_CACHE_KEEP = 7 * 86400.0   # stale stored lists serve shell completion unti
 # after the request may have reached the server; anything else (tools/call!) could run twice.
 CACHEABLE_METHODS = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
                                "resources/templates/list", "resources/read"})
-SAFE_TO_REPEAT = CACHEABLE_METHODS | {"prompts/get", "ping", "tasks/get", "tasks/result", "tasks/list",
-                                      "tasks/cancel"}   # (a task-augmented tools/call or tasks/update: not)
-# Tasks (2025-11-25: core, experimental; 2026-07-28: an extension the client opts into per request)
+SAFE_TO_REPEAT = CACHEABLE_METHODS | {"prompts/get", "ping", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"}
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 TASK_END = ("completed", "failed", "cancelled")          # terminal: they never change
@@ -3862,14 +3860,13 @@ class Client:
         must run as a task (its ``taskSupport`` is "required", or the server refuses it otherwise)
         runs as one, awaited until it ends (``wait``: at most that many seconds, then RequestTimeout,
         the task left running); ``on_task(task)`` sees each status. ``task=True``: as a task anyway."""
-        if task or task is None and self._task_support.get(name) == "required":
-            return await (await self.start_task(name, arguments, timeout=timeout, on_task=on_task)).result(wait)
-        try:
-            return await self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
-        except RemoteError as exc:
-            if task is not None or not _needs_task(exc):
-                raise
-        log.info("%s: %s must run as a task: calling it as one (the refused call did not run)", self.name, name)
+        if not (task or task is None and self._task_support.get(name) == "required"):
+            try:
+                return await self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
+            except RemoteError as exc:
+                if task is not None or not _needs_task(exc):
+                    raise
+            log.info("%s: %s must run as a task: calling it as one (the refused call did not run)", self.name, name)
         return await (await self.start_task(name, arguments, timeout=timeout, on_task=on_task)).result(wait)
 
     async def start_task(self, name: str, arguments: JSON | None = None, *, timeout: float | None = None,
@@ -3877,16 +3874,12 @@ class Client:
         """Call a tool as a task: a :class:`Task` handle to await, poll or cancel (a server that
         answers at once gives one that has completed)."""
         token = f"task-{time.monotonic_ns()}"   # progress stays tied to the task for its whole life
-        params: JSON = {"name": name, "arguments": arguments or {}, "_meta": {"progressToken": token}}
+        params: JSON = {"name": name, "arguments": arguments or {}, "_meta": {"progressToken": token}, "task": {}}
         if self.era == MODERN_VERSION:   # opt in, for this request only
-            caps = self._capabilities()
-            params["_meta"][META_CAPABILITIES] = {**caps, "extensions": {
-                **_object(caps.get("extensions")), TASKS_EXTENSION: {}}}
-        else:
-            params["task"] = {}
+            caps, _ = self._capabilities(), params.pop("task")
+            params["_meta"][META_CAPABILITIES] = {**caps, "extensions": {**_object(caps.get("extensions")), TASKS_EXTENSION: {}}}
         result = await self._mrtr("tools/call", params, timeout)
-        created = result.get("task") if self.era != MODERN_VERSION else result if \
-            result.get("resultType") == "task" else None
+        created = result if result.get("resultType") == "task" else result.get("task")
         data = created if isinstance(created, dict) else {"taskId": "-", "status": "completed", "result": result}
         return Task(self, data, on_task, token)
 
@@ -3986,8 +3979,7 @@ class Task:
 
     def __init__(self, client: Client, data: JSON, on_task: Callable[[Task], Any] | None = None,
                  token: str | None = None) -> None:
-        self.client, self.on_task, self.token, self.data = client, on_task, token, {}
-        self.id = data.get("taskId")
+        self.client, self.on_task, self.token, self.data, self.id = client, on_task, token, {}, data.get("taskId")
         if not isinstance(self.id, str) or not 0 < len(self.id) <= MAX_TASK_ID:
             raise ProtocolError(f"{client.name}: a task without a usable taskId: {_json_text(self.id, None)[:80]}")
         self.changed, self._answered = asyncio.Event(), set()
@@ -4043,11 +4035,9 @@ class Task:
             raise exc from None
         except asyncio.CancelledError:
             if self.status not in TASK_END and self.client.connected:
-                try:
+                with contextlib.suppress(MCPError, OSError, asyncio.TimeoutError):
                     await asyncio.wait_for(self.cancel(), min(self.client.timeout, 10.0))
                     log.warning("%s: cancelled task %s on the server", self.client.name, self.id)
-                except (MCPError, OSError, asyncio.TimeoutError) as error:
-                    log.warning("%s: could not cancel task %s: %s", self.client.name, self.id, error)
             raise
         finally:
             self.client.tasks.pop(self.id, None)
@@ -4065,9 +4055,8 @@ class Task:
                     except RequestTimeout:
                         if self.status in TASK_END:   # ended, and tasks/result still does not answer
                             raise
-                    except RemoteError as exc:
-                        await self.refresh()
-                        if self.status != "failed":
+                    except RemoteError as exc:   # the task's own error, or it is gone
+                        if (await self.refresh()).status != "failed":
                             raise
                         raise RemoteError(exc.code, f"task {self.id} failed: {exc.message}", exc.data) from None
                     fetch = None
@@ -4080,10 +4069,9 @@ class Task:
                     await self._give_input()
                 ms = self.data.get("pollIntervalMs", self.data.get("pollInterval"))
                 base = min(max(ms / 1000, TASK_POLL[0]), TASK_POLL[1]) if _json_type(ms) in ("integer", "number") else 1.0
-                now = (self.status, self.status_message)
-                pause, seen = base if now != seen else min(max(pause, base) * 1.5, TASK_POLL[1]), now
                 self.changed.clear()
-                woken = asyncio.ensure_future(self.changed.wait())
+                now, woken = (self.status, self.status_message), asyncio.ensure_future(self.changed.wait())
+                pause, seen = base if now != seen else min(max(pause, base) * 1.5, TASK_POLL[1]), now
                 await asyncio.wait([woken, *[fetch] * bool(fetch)], return_when=asyncio.FIRST_COMPLETED,
                                    timeout=None if self.status in TASK_END else pause)
                 woken.cancel()
@@ -6092,17 +6080,14 @@ def _add_commands(command: Callable[..., Any]) -> None:
                    "key:=JSON, key=@file, key:=@file.json, one JSON object, or - for one on stdin")
     p.add_argument("--no-validate", action="store_true", help="send exactly what was typed: no "
                    "schema typing or checks (for servers whose schemas are wrong)")
-    p.add_argument("--task", action="store_true", help="run the tool as a task (tools whose taskSupport "
-                   "is required always are)")
-    p.add_argument("--wait", type=float, metavar="SECONDS", help="wait for a task this long at most (then "
-                   "exit 124; it runs on)")
+    p.add_argument("--task", action="store_true", help="run it as a task (a task-required tool always is)")
+    p.add_argument("--wait", type=float, metavar="SECONDS", help="wait for a task this long at most (then exit 124)")
     p.add_argument("--detach", action="store_true", help="start the task, print its id and exit (HTTP servers)")
     command("tasks", "a server's tasks (long-running tool calls)", "tasks https://example.com/mcp", server=True)
     p = command("task", "a task's status; wait for its result, or cancel it", "task https://example.com/mcp "
                 "TASK_ID --wait", "task https://example.com/mcp TASK_ID --cancel", server=True)
     p.add_argument("task_id", metavar="TASK_ID", help="the task's id (see: mcpmini tasks SERVER)")
-    p.add_argument("--wait", nargs="?", type=float, const=-1.0, metavar="SECONDS",
-                   help="wait for its end (at most SECONDS), then print its result as call does")
+    p.add_argument("--wait", nargs="?", type=float, const=-1.0, metavar="SECONDS", help="wait for its result")
     p.add_argument("--cancel", action="store_true", help="cancel it")
     command("resources", "a server's resources", "resources weather", server=True)
     command("templates", "a server's resource templates", "templates weather", server=True)
