@@ -4075,7 +4075,8 @@ class Task:
                 await asyncio.wait([woken, *[fetch] * bool(fetch)], return_when=asyncio.FIRST_COMPLETED,
                                    timeout=None if self.status in TASK_END else pause)
                 woken.cancel()
-                if not self.changed.is_set() and not (fetch and fetch.done()) and self.status not in TASK_END:
+                if not (self.changed.is_set() and self.client.connected or fetch and fetch.done()) and \
+                        self.status not in TASK_END:   # (a closed client's refresh says it is closed)
                     await self.refresh()
         finally:
             if fetch is not None:

@@ -130,3 +130,19 @@ def test_list_tasks_where_not_offered(tasky):
         async with client(tasky("modern")) as c:
             return await c.list_tasks()
     assert run(go()) == []
+
+
+def test_nothing_outlives_close(tasky):
+    server = tasky("modern", never=True, poll_ms=36_000_000)   # polls every 30 s at most
+
+    async def go():
+        c = client(server)
+        await c.connect()
+        waiter = asyncio.ensure_future(c.call_tool("slow", {}, task=True))
+        while "tools/call" not in server.methods():
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+        await c.close()
+        with pytest.raises(mcpmini.ConnectionClosed):
+            await asyncio.wait_for(waiter, 5)   # (not after the next 30 s poll)
+    run(go())
