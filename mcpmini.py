@@ -37,7 +37,7 @@ How a request flows (each part only calls the public methods of the one below it
                (HTTP ones ask Auth (_OAuth) for tokens; Config resolves servers)
 
 Layout: constants · errors · utilities · JSON-RPC session · transports (stdio, HTTP, HTTP+SSE)
-· auth · era · client · config · many servers (and the blocking forms) · agent · bridge · CLI
+· auth · era · client · tasks · config · many servers (and the blocking forms) · agent · bridge · CLI
 (``grep -n '^# -- ' mcpmini.py`` prints them).
 """
 from __future__ import annotations
@@ -3873,15 +3873,7 @@ class Client:
                          on_task: Callable[[Task], Any] | None = None) -> Task:
         """Call a tool as a task: a :class:`Task` handle to await, poll or cancel (a server that
         answers at once gives one that has completed)."""
-        token = f"task-{time.monotonic_ns()}"   # progress stays tied to the task for its whole life
-        params: JSON = {"name": name, "arguments": arguments or {}, "_meta": {"progressToken": token}, "task": {}}
-        if self.era == MODERN_VERSION:   # opt in, for this request only
-            caps, _ = self._capabilities(), params.pop("task")
-            params["_meta"][META_CAPABILITIES] = {**caps, "extensions": {**_object(caps.get("extensions")), TASKS_EXTENSION: {}}}
-        result = await self._mrtr("tools/call", params, timeout)
-        created = result if result.get("resultType") == "task" else result.get("task")
-        data = created if isinstance(created, dict) else {"taskId": "-", "status": "completed", "result": result}
-        return Task(self, data, on_task, token)
+        return await Task.start(self, name, arguments or {}, timeout, on_task, self._capabilities(), self._mrtr)
 
     async def get_task(self, task_id: str) -> Task:
         """A task of this server, by id, as it is now (tasks/get)."""
@@ -3984,6 +3976,20 @@ class Task:
             raise ProtocolError(f"{client.name}: a task without a usable taskId: {_json_text(self.id, None)[:80]}")
         self.changed, self._answered = asyncio.Event(), set()
         self.update(data)
+
+    @classmethod
+    async def start(cls, client: Client, name: str, arguments: JSON, timeout: float | None, on_task: Any,
+                    caps: JSON, call: Callable[..., Awaitable[JSON]]) -> Task:
+        """``Client.start_task``: tools/call asking for a task (``call``: the client's MRTR rounds)."""
+        token = f"task-{time.monotonic_ns()}"   # progress stays tied to the task for its whole life
+        params: JSON = {"name": name, "arguments": arguments, "_meta": {"progressToken": token}, "task": {}}
+        if client.era == MODERN_VERSION:   # opt in, for this request only
+            del params["task"]
+            params["_meta"][META_CAPABILITIES] = {**caps, "extensions": {**_object(caps.get("extensions")), TASKS_EXTENSION: {}}}
+        result = await call("tools/call", params, timeout)
+        created = result if result.get("resultType") == "task" else result.get("task")
+        data = created if isinstance(created, dict) else {"taskId": "-", "status": "completed", "result": result}
+        return cls(client, data, on_task, token)
 
     status = property(lambda self: self.data.get("status"))
     status_message = property(lambda self: self.data.get("statusMessage")
