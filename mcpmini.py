@@ -3870,10 +3870,10 @@ class Client:
         return await (await self.start_task(name, arguments, timeout=timeout, on_task=on_task)).result(wait)
 
     async def start_task(self, name: str, arguments: JSON | None = None, *, timeout: float | None = None,
-                         on_task: Callable[[Task], Any] | None = None) -> Task:
+                         on_task: Callable[[Task], Any] | None = None, meta: JSON | None = None) -> Task:
         """Call a tool as a task: a :class:`Task` handle to await, poll or cancel (a server that
-        answers at once gives one that has completed)."""
-        return await Task.start(self, name, arguments or {}, timeout, on_task, self._capabilities(), self._mrtr)
+        answers at once gives one that has completed). ``meta``: the request's own ``_meta``."""
+        return await Task.start(self, name, arguments or {}, timeout, on_task, self._capabilities(), self._mrtr, meta)
 
     async def get_task(self, task_id: str) -> Task:
         """A task of this server, by id, as it is now (tasks/get)."""
@@ -3979,17 +3979,17 @@ class Task:
 
     @classmethod
     async def start(cls, client: Client, name: str, arguments: JSON, timeout: float | None, on_task: Any,
-                    caps: JSON, call: Callable[..., Awaitable[JSON]]) -> Task:
+                    caps: JSON, call: Callable[..., Awaitable[JSON]], meta: JSON | None = None) -> Task:
         """``Client.start_task``: tools/call asking for a task (``call``: the client's MRTR rounds)."""
-        token = f"task-{time.monotonic_ns()}"   # progress stays tied to the task for its whole life
-        params: JSON = {"name": name, "arguments": arguments, "_meta": {"progressToken": token}, "task": {}}
+        meta = {"progressToken": f"task-{time.monotonic_ns()}", **(meta or {})}   # tied to the task for its life
+        params: JSON = {"name": name, "arguments": arguments, "_meta": meta, "task": {}}
         if client.era == MODERN_VERSION:   # opt in, for this request only
             del params["task"]
             params["_meta"][META_CAPABILITIES] = {**caps, "extensions": {**_object(caps.get("extensions")), TASKS_EXTENSION: {}}}
         result = await call("tools/call", params, timeout)
         created = result if result.get("resultType") == "task" else result.get("task")
         data = created if isinstance(created, dict) else {"taskId": "-", "status": "completed", "result": result}
-        return cls(client, data, on_task, token)
+        return cls(client, data, on_task, meta["progressToken"])
 
     status = property(lambda self: self.data.get("status"))
     status_message = property(lambda self: self.data.get("statusMessage")
@@ -5462,7 +5462,8 @@ class _Bridge:
         except RemoteError as exc:   # a tool that must run as a task, for a client that asked for none
             if method != "tools/call" or not _needs_task(exc):
                 raise
-        return self._shaped(method, await client.call_tool(str(params.get("name")), params.get("arguments"), task=True))
+        task = await client.start_task(str(params.get("name")), params.get("arguments"), meta=params.get("_meta"))
+        return self._shaped(method, await task.result())   # (progress keeps the client's token)
 
     def _shaped(self, method: str, result: JSON) -> JSON:
         """A result in the downstream era's shape: 2026-07-28 results carry resultType, cacheable ones ttlMs

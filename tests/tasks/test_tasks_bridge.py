@@ -36,3 +36,27 @@ def test_a_client_that_speaks_tasks_gets_them_passed_through(tasky):
     task_id, result = run(go())
     assert task_id == "task-1" and result["content"][0]["text"] == "report on through"
     assert "tasks/result" in server.methods()
+
+
+def test_progress_is_forwarded_and_a_cancelled_call_cancels_the_task_upstream(tasky):
+    import asyncio
+    progress, server = [], tasky("legacy", seconds=0.6)
+
+    async def go():
+        async with mcpmini.Client([sys.executable, str(MCPMINI), "bridge", server.target], era_cache=False,
+                                  list_cache=False, protocol="legacy", on_progress=progress.append) as c:
+            await c.call_tool("slow", {}, task=False)
+    run(go())
+    assert [p["message"] for p in progress] == ["step 1", "step 2"]
+
+    server = tasky("legacy", never=True)
+
+    async def cancel():
+        async with bridged(server) as c:
+            waiter = asyncio.ensure_future(c.call_tool("slow", {}, task=False))
+            while "tasks/get" not in server.methods():
+                await asyncio.sleep(0.05)
+            waiter.cancel()
+            while "tasks/cancel" not in server.methods():
+                await asyncio.sleep(0.05)
+    run(cancel())
