@@ -5447,7 +5447,7 @@ class _Bridge:
             params = {**params, "_meta": {k: v for k, v in meta.items() if k not in MODERN_META}}
             params = {k: v for k, v in params.items() if k != "_meta" or v}   # no empty _meta
             if self.era == MODERN_VERSION and method in INPUT_METHODS:
-                return await self._with_inputs(client.request(method, params, complete=True), method)
+                return await self._with_inputs(self._call(client, method, params, True), method)
         elif method == "logging/setLevel":    # 2026-07-28: a level per request instead
             self.log_level = params.get("level")
             return {}
@@ -5457,13 +5457,16 @@ class _Bridge:
         elif self.log_level:
             params = {**params, "_meta": {"io.modelcontextprotocol/logLevel": self.log_level, **meta}}
         complete = self.era == "legacy" and method in INPUT_METHODS   # MRTR rounds, reconnect, may-have-run
+        return self._shaped(method, await self._call(client, method, params, complete))
+
+    async def _call(self, client: Client, method: str, params: JSON, complete: bool) -> JSON:
         try:
-            return self._shaped(method, await client.request(method, params, complete=complete))
+            return await client.request(method, params, complete=complete)
         except RemoteError as exc:   # a tool that must run as a task, for a client that asked for none
             if method != "tools/call" or not _needs_task(exc):
                 raise
         task = await client.start_task(str(params.get("name")), params.get("arguments"), meta=params.get("_meta"))
-        return self._shaped(method, await task.result())   # (progress keeps the client's token)
+        return await task.result()   # (progress keeps the client's token; its cancellation cancels the task)
 
     def _shaped(self, method: str, result: JSON) -> JSON:
         """A result in the downstream era's shape: 2026-07-28 results carry resultType, cacheable ones ttlMs

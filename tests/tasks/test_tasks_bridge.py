@@ -60,3 +60,14 @@ def test_progress_is_forwarded_and_a_cancelled_call_cancels_the_task_upstream(ta
             while "tasks/cancel" not in server.methods():
                 await asyncio.sleep(0.05)
     run(cancel())
+
+
+def test_a_modern_client_without_tasks_gets_a_legacy_task_tool_answered(tasky):
+    server = tasky("legacy", ask=True)
+
+    async def go():
+        async with mcpmini.Client([sys.executable, str(MCPMINI), "bridge", server.target], era_cache=False,
+                                  list_cache=False, protocol="2026-07-28", accept_defaults=True) as c:
+            return await c.call_tool("slow", {"topic": "across"}, task=False)
+    text = run(go())["content"][0]["text"]
+    assert text.startswith("report on across") and "drizzle" in text   # its question crossed as MRTR
