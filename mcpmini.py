@@ -3873,7 +3873,7 @@ class Client:
                          on_task: Callable[[Task], Any] | None = None, meta: JSON | None = None) -> Task:
         """Call a tool as a task: a :class:`Task` handle to await, poll or cancel (a server that
         answers at once gives one that has completed). ``meta``: the request's own ``_meta``."""
-        return await Task.start(self, name, arguments or {}, timeout, on_task, self._capabilities(), self._mrtr, meta)
+        return await Task.start(self, name, arguments or {}, timeout, on_task, self._capabilities(), self._call, meta)
 
     async def get_task(self, task_id: str) -> Task:
         """A task of this server, by id, as it is now (tasks/get)."""
@@ -3980,7 +3980,7 @@ class Task:
     @classmethod
     async def start(cls, client: Client, name: str, arguments: JSON, timeout: float | None, on_task: Any,
                     caps: JSON, call: Callable[..., Awaitable[JSON]], meta: JSON | None = None) -> Task:
-        """``Client.start_task``: tools/call asking for a task (``call``: the client's MRTR rounds)."""
+        """``Client.start_task``: tools/call asking for a task (``call``: the client's, which never sends it twice)."""
         meta = {"progressToken": f"task-{time.monotonic_ns()}", **(meta or {})}   # tied to the task for its life
         params: JSON = {"name": name, "arguments": arguments, "_meta": meta, "task": {}}
         if client.era == MODERN_VERSION:   # opt in, for this request only

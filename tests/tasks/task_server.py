@@ -15,7 +15,8 @@ inputRequests answered by tasks/update); ``never``: never ends; ``poll_ms``: its
 ``task_id``: its id; ``result_hang``: tasks/result never answers; ``stray``: a plain call of
 ``plain`` answers with a task; ``flood`` N: N status notifications at creation; ``fail``: it
 fails; ``vanish``: tasks/get answers -32602;
-``is_error``: the tool's result has isError; ``no_list``: no tasks/list; ``cancel_ignored``.
+``is_error``: the tool's result has isError; ``drop_create`` (HTTP): a tools/call
+drops the connection unanswered; ``no_list``: no tasks/list; ``cancel_ignored``.
 """
 from __future__ import annotations
 
@@ -258,7 +259,12 @@ async def http() -> None:
                     writer.write(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
                     await writer.drain()
                     continue
-                reply = await server.handle(json.loads(body))
+                message = json.loads(body)
+                if OPTIONS.get("drop_create") and message.get("method") == "tools/call":
+                    record(message)   # received, perhaps acted on, never answered: the connection drops
+                    writer.close()
+                    return
+                reply = await server.handle(message)
                 if reply is None:
                     writer.write(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
                 else:

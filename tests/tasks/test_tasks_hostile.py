@@ -67,3 +67,11 @@ def test_update_ignores_a_change_after_the_end_and_refuses_unknown_statuses(capl
     assert task.status == "completed" and "ended completed, then was said to be working; ignored" in caplog.text
     with pytest.raises(mcpmini.ProtocolError, match="unknown status"):
         task.update({"taskId": "t", "status": 7})
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_lost_answer_to_a_task_augmented_call_is_not_sent_again(cli, tasky, era):
+    server = tasky(era, http=True, drop_create=True)
+    code, out, err = cli("call", server.target, "slow")
+    assert code == 3 and "may or may not have run" in err
+    assert server.methods().count("tools/call") == 1
