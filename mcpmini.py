@@ -121,7 +121,6 @@ SAFE_TO_REPEAT = CACHEABLE_METHODS | {"prompts/get", "ping", "tasks/get", "tasks
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 TASK_END = ("completed", "failed", "cancelled")          # terminal: they never change
-TASK_STATUSES = ("working", "input_required", *TASK_END)
 TASK_POLL = (0.2, 30.0)         # the server's poll interval is clamped to this range (seconds)
 MAX_TASK_ID = 1024              # a longer taskId is refused
 
@@ -3962,12 +3961,11 @@ def _task_notice(client: Client, method: str, params: JSON) -> None:
 
 
 class Task:
-    """A task on a server: ``id``, ``status``, ``status_message`` and ``data`` (the task as last
-    seen); ``changed``, an asyncio.Event set at each new status. ``await result(wait=None)`` waits
-    for its end, answering its questions, and returns the tool's result as ``call_tool`` does
-    ("failed" and "cancelled" raise RemoteError; a task gone is a ProtocolError); ``wait``
-    seconds at most, then RequestTimeout (the task runs on). Cancelling that await cancels the
-    task on the server. ``await refresh()``, ``await cancel()``."""
+    """A task on a server: ``id``, ``status``, ``status_message``, ``data`` (the task as last seen),
+    ``changed`` (an asyncio.Event set at each new status). ``await result(wait=None)`` answers its
+    questions and returns the tool's result as ``call_tool`` does ("failed", "cancelled": RemoteError;
+    gone: ProtocolError; ``wait`` seconds passed: RequestTimeout, the task runs on); cancelling that
+    await cancels the task on the server. ``await refresh()``, ``await cancel()``."""
 
     def __init__(self, client: Client, data: JSON, on_task: Callable[[Task], Any] | None = None,
                  token: str | None = None) -> None:
@@ -3998,7 +3996,7 @@ class Task:
     def update(self, data: JSON) -> None:
         """Take the server's news of the task (a tasks/get answer, a notification)."""
         status, before = data.get("status"), (self.status, self.status_message)
-        if status not in TASK_STATUSES:
+        if status not in ("working", "input_required", *TASK_END):
             raise ProtocolError(f"{self.client.name}: task {self.id!r} has an unknown status {status!r:.40}")
         if self.status in TASK_END and status != self.status:
             log.warning("%s: task %r ended %s, then was said to be %s; ignored", self.client.name,
@@ -4014,11 +4012,9 @@ class Task:
         """Ask for the task's state (tasks/get)."""
         try:
             self.update(await self.client.request("tasks/get", {"taskId": self.id}))
-        except RemoteError as exc:
-            if exc.code != INVALID_PARAMS:
-                raise
-            raise ProtocolError(f"{self.client.name}: task {self.id!r} is gone ({exc.message}): it "
-                                "expired, or the server never had it") from None
+        except RemoteError as exc:   # -32602: unknown, or expired
+            raise exc if exc.code != INVALID_PARAMS else ProtocolError(
+                f"{self.client.name}: task {self.id!r} is gone ({exc.message}): it expired, or the server never had it")
         return self
 
     async def cancel(self) -> Task:
@@ -4062,7 +4058,9 @@ class Task:
                         if self.status in TASK_END:   # ended, and tasks/result still does not answer
                             raise
                     except RemoteError as exc:   # the task's own error, or it is gone
-                        if (await self.refresh()).status != "failed":
+                        if (await self.refresh()).status == "cancelled":
+                            return self._ended()
+                        if self.status != "failed":
                             raise
                         raise RemoteError(exc.code, f"task {self.id} failed: {exc.message}", exc.data) from None
                     fetch = None
@@ -4621,8 +4619,7 @@ class Servers:
             self._used[server] = time.monotonic()
 
     async def call_tool(self, server: str, tool: str, arguments: JSON | None = None, **options: Any) -> JSON:
-        """Call a tool of one server; the raw result (``isError: true`` is data); ``options`` as
-        :meth:`Client.call_tool` takes them (``timeout``, ``task``, ``wait``, ``on_task``)."""
+        """Call a tool of one server; the raw result (``isError: true`` is data); options as Client.call_tool's."""
         return await self.request(server, "call_tool", tool, arguments, **options)
 
     async def _each(self, method: str) -> list[JSON]:
