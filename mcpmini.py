@@ -6692,7 +6692,8 @@ async def _cmd_call(args: Any, out: _Output) -> int:
             raise _UsageError(problem)
         out.wait(f"waiting for {args.tool}")
         if args.detach:
-            task = await client.start_task(args.tool, arguments)
+            if (task := await client.start_task(args.tool, arguments)).status in TASK_END:   # answered at once
+                return await _tool_outcome(args, out, task.result(), f"tool {args.tool}")
             out.result(_json_text(task.data) if args.json else _visible(task.id, True))
             return 0
         call = functools.partial(client.call_tool, args.tool, task=args.task or None, wait=args.wait,

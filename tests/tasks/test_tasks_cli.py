@@ -111,3 +111,8 @@ def test_a_signal_cancels_the_task_on_the_wire(tasky, signum, code):
     assert child.returncode == code, err
     assert "cancelled task task-1 on the server" in err
     assert "tasks/cancel" in server.methods()
+
+
+def test_detach_on_a_server_that_answers_at_once_prints_the_result(cli, tasky):
+    code, out, err = cli("call", tasky("legacy", http=True).target, "plain", "--detach", "--no-validate")
+    assert (code, out) == (0, "plain ran at once\n")
