@@ -3398,7 +3398,10 @@ def _checked_result(method: str, result: JSON, label: str) -> JSON:
     """A tools/call, resources/read or prompts/get result, checked where it enters: a shape
     that cannot be used fails the request with a ProtocolError naming the field. Returned in
     one shape in both eras: without protocol bookkeeping (``resultType``, ``ttlMs``, ``cacheScope``
-    and ``io.modelcontextprotocol/`` keys of ``_meta``); the server's own ``_meta`` keys stay."""
+    and ``io.modelcontextprotocol/`` keys of ``_meta``); the server's own ``_meta`` keys stay.
+    A task's creation (2026-07-28) is the Task's to read."""
+    if result.get("resultType") == "task":
+        return result
     meta = result.get("_meta")
     if isinstance(meta, dict) and any(k.startswith(META_PREFIX) for k in meta):
         meta = {k: v for k, v in meta.items() if not k.startswith(META_PREFIX)}
@@ -4265,9 +4268,7 @@ class Task:
 
     def _final(self, result: JSON) -> JSON:
         """The tool's result, without the protocol's bookkeeping (decision 33)."""
-        meta = {k: v for k, v in _object(result.get("_meta")).items() if k != RELATED_TASK}
-        result = {k: v for k, v in result.items() if k not in ("_meta", "resultType", "ttlMs")}
-        return _checked_result("tools/call", {**result, **({"_meta": meta} if meta else {})}, self.client.name)
+        return _checked_result("tools/call", {k: v for k, v in result.items() if k != "resultType"}, self.client.name)
 
     async def _give_input(self) -> None:
         """2026-07-28: answer the questions not answered yet (tasks/update with inputResponses)."""
