@@ -6621,8 +6621,8 @@ async def _cmd_trust(args: Any, out: _Output) -> int:
         lines.append(f"  {s.name}: {s.transport} {target}")
         lines += [f"    cwd: {s.cwd}"] * bool(s.cwd) + [f"    env {k}" for k in s.env]
         lines += [f"    header {k}" for k in s.headers]
-        lines += [f"    tools allowed: {', '.join(s.allow_tools) or 'none'}"] * (s.allow_tools is not None)
-        lines += [f"    tools denied: {', '.join(s.deny_tools)}"] * bool(s.deny_tools)
+        lines += [f"    tools {how}: {', '.join(names) or 'none'}" for how, names in
+                  (("allowed", s.allow_tools), ("denied", s.deny_tools or None)) if names is not None]
         lines += ["    tools: only those the server marks read-only"] * s.read_only
         if s.variables():
             lines.append(f"    receives your environment variables: {', '.join(s.variables())}")
