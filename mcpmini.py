@@ -3514,7 +3514,7 @@ class _Policy:
 
     def __init__(self, server: ServerConfig, allow: Any = (), deny: Any = (), read_only: bool = False) -> None:
         def mine(patterns: Any, key: str) -> list[str]:
-            split = [p.rpartition("/") for p in _tool_patterns(list(patterns or ()), key, scoped=True)]
+            split = [p.rpartition("/") for p in _tool_patterns(patterns or [], key, scoped=True)]
             return [p for scope, slash, p in split if not slash or scope == server.name]
         self.layers = [(server.allow_tools, server.deny_tools, server.read_only,
                         f" ({server.source or 'config'}: server {server.name!r})", ("allowTools", "denyTools", "readOnly")),
@@ -4383,7 +4383,8 @@ class Servers:
         options = {"reconnect": not heartbeat, **({"timeout": timeout} if timeout else {}), **options}
         for name, item in servers.items() if isinstance(servers, dict) else [(None, s) for s in servers]:
             try:
-                client: Client | BaseException = item if isinstance(item, Client) else Client(item, **options)
+                client: Client | BaseException = item if isinstance(item, Client) else \
+                    Client(item, **{"name": name, **options})   # its name: what SERVER/PATTERN names
             except (MCPError, ValueError) as exc:   # e.g. an unset ${VAR} in its config
                 client = exc
             name = name or getattr(client if isinstance(client, Client) else item, "name", None) or str(item)
