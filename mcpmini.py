@@ -3506,10 +3506,10 @@ def _tool_patterns(value: Any, where: str, scoped: bool = False) -> list[str]:
 
 
 class _Policy:
-    """Which of one server's tools its client lists and calls: two layers of (allow patterns or
-    None, deny patterns, read-only, where, their names), the config entry's and the caller's
-    (``SERVER/PATTERN``: for that server alone). A tool must pass both, so the caller narrows what
-    the config allows and never widens it; in a layer deny wins, and an allow list must match.
+    """Which of one server's tools its client lists and calls: layers of (allow patterns or None,
+    deny patterns, read-only, where, their names), the config entry's, then the callers' (``SERVER/
+    PATTERN``: for that server alone). A tool must pass each, so a caller narrows what the config
+    allows and never widens it; in a layer deny wins, and an allow list must match.
     Read-only takes the server's word for it: ``annotations.readOnlyHint`` true."""
 
     def __init__(self, server: ServerConfig, allow: Any = (), deny: Any = (), read_only: bool = False) -> None:
@@ -3520,8 +3520,9 @@ class _Policy:
                         f" ({server.source or 'config'}: server {server.name!r})", ("allowTools", "denyTools", "readOnly")),
                        (mine(allow, "allow") or None, mine(deny, "deny"), read_only, "",
                         ("allow pattern", "deny pattern", "read-only"))]
-        self.read_only = server.read_only or read_only
-        self.active = any(a is not None or d or r for a, d, r, *_ in self.layers)
+
+    read_only = property(lambda self: any(layer[2] for layer in self.layers))
+    active = property(lambda self: any(a is not None or d or r for a, d, r, *_ in self.layers))
 
     def refusal(self, tool: JSON) -> str | None:
         """Why ``tool`` (a tools/list entry, or ``{"name": ...}``) is refused, naming the rule; None: allowed."""
@@ -4361,8 +4362,8 @@ class Servers:
     ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of :class:`Client`
     objects (connected or not) or of what ``Client()`` takes. Entering connects them concurrently; one
     that cannot be built or connected goes to ``failed`` (name -> exception), the others stay usable
-    (``clients``). Clients built here get ``timeout``, ``options`` (``allow``, ``deny`` and ``read_only``: the
-    tool policy, as Client takes it) and ``reconnect=True`` unless
+    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` (given ones only
+    the tool policy: ``allow``, ``deny`` and ``read_only``, as Client takes them, narrow theirs) unless
     ``heartbeat`` (seconds): then idle connections are pinged at that rate, and a lost server is
     reconnected in the background with backoff (calls to it fail at once, with the cause).
     ``on_event(kind, info)`` reports ``server_failed``, ``server_lost`` and ``server_back``.
@@ -4385,6 +4386,9 @@ class Servers:
             try:
                 client: Client | BaseException = item if isinstance(item, Client) else \
                     Client(item, **{"name": name, **options})   # its name: what SERVER/PATTERN names
+                if isinstance(item, Client):   # the tool policy given here narrows a given client's too
+                    item.policy.layers += _Policy(item.server, options.get("allow"), options.get("deny"),
+                                                  options.get("read_only", False)).layers[1:]
             except (MCPError, ValueError) as exc:   # e.g. an unset ${VAR} in its config
                 client = exc
             name = name or getattr(client if isinstance(client, Client) else item, "name", None) or str(item)
@@ -4970,7 +4974,7 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
     model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
     or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
     step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``. ``allow``,
-    ``deny``, ``read_only``: the tool policy of the clients built here (as Client takes it): the model
+    ``deny``, ``read_only``: the tool policy (as Client takes it; it narrows given clients'): the model
     is offered no other tool, and a call to one anyway is answered with an error, never sent.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function
