@@ -3479,50 +3479,49 @@ class _ListStore:
                       and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
 
 
-def _cached_tool_names(server: ServerConfig, allow: Any = (), deny: Any = (), read_only: bool = False) -> list[str]:
-    """Cached tool names up to LIST_CACHE_KEEP old that the tool policy allows, for shell
-    completion (it never starts a server)."""
+def _cached_tool_names(server: ServerConfig, *policy: Any) -> list[str]:
+    """Cached tool names up to LIST_CACHE_KEEP old, those ``policy`` (_Policy's arguments) allows,
+    for shell completion (it never starts a server)."""
     try:
         config = server.expanded()
         tools = _ListStore(config, _auth_for(config, None)).get("tools/list", stale_ok=True)
-        policy = _Policy(config, allow, deny, read_only)
+        allowed = _Policy(config, *policy)
     except (MCPError, ValueError):
         return []
     return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)
-            and not policy.refusal(t)]
-
-
-def _tool_patterns(value: Any, where: str, scoped: bool = False) -> list[str]:
-    """Tool-name patterns (shell-style globs), checked: a list of strings, each able to match some
-    tool name (``scoped``: ``SERVER/PATTERN`` too); else a ConfigError (exit 2), before anything runs."""
-    if not isinstance(value, (list, tuple)):
-        raise ConfigError(f"{where} must be a list of tool-name patterns, not {type(value).__name__}")
-    for item in value:
-        scope, slash, pattern = item.rpartition("/") if scoped and isinstance(item, str) else ("", "", item)
-        if not isinstance(pattern, str) or not TOOL_PATTERN.search(pattern) or slash and not scope:
-            raise ConfigError(f"{where}: {item!r} can never match a tool name (A-Z a-z 0-9 _ - ., with "
-                              "the globs * ? [...]" + ", after SERVER/ for one server" * scoped + ")")
-    return list(value)
+            and not allowed.refusal(t)]
 
 
 class _Policy:
     """Which of one server's tools its client lists and calls: layers of (allow patterns or None,
     deny patterns, read-only, where, their names), the config entry's, then the callers' (``SERVER/
     PATTERN``: for that server alone). A tool must pass each, so a caller narrows what the config
-    allows and never widens it; in a layer deny wins, and an allow list must match.
-    Read-only takes the server's word for it: ``annotations.readOnlyHint`` true."""
+    allows and never widens it; in a layer deny wins, and an allow list must match. Read-only takes
+    the server's word for it: ``annotations.readOnlyHint`` true."""
 
     def __init__(self, server: ServerConfig, allow: Any = (), deny: Any = (), read_only: bool = False) -> None:
         def mine(patterns: Any, key: str) -> list[str]:
-            split = [p.rpartition("/") for p in _tool_patterns(patterns or [], key, scoped=True)]
+            split = [p.rpartition("/") for p in self.patterns(patterns or [], key, scoped=True)]
             return [p for scope, slash, p in split if not slash or scope == server.name]
-        self.layers = [(server.allow_tools, server.deny_tools, server.read_only,
-                        f" ({server.source or 'config'}: server {server.name!r})", ("allowTools", "denyTools", "readOnly")),
+        self.layers = [(server.allow_tools, server.deny_tools, server.read_only, f" ({server.source or 'config'}: "
+                        f"server {server.name!r})", ("allowTools", "denyTools", "readOnly")),
                        (mine(allow, "allow") or None, mine(deny, "deny"), read_only, "",
                         ("allow pattern", "deny pattern", "read-only"))]
 
     read_only = property(lambda self: any(layer[2] for layer in self.layers))
     active = property(lambda self: any(a is not None or d or r for a, d, r, *_ in self.layers))
+
+    @staticmethod
+    def patterns(value: Any, where: str, scoped: bool = False) -> list[str]:
+        """Tool-name patterns (shell globs; ``scoped``: ``SERVER/PATTERN`` too), each able to match some
+        tool name; else a ConfigError (exit 2), raised before anything runs."""
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            scope, slash, pattern = item.rpartition("/") if scoped and isinstance(item, str) else ("", "", item)
+            if not (isinstance(value, (list, tuple)) and isinstance(pattern, str) and TOOL_PATTERN.search(pattern)) \
+                    or slash and not scope:
+                raise ConfigError(f"{where}: {item!r} can never match a tool name (a list of patterns of A-Z a-z "
+                                  "0-9 _ - . and the globs * ? [...]" + ", after SERVER/ for one server" * scoped + ")")
+        return list(value)
 
     def refusal(self, tool: JSON) -> str | None:
         """Why ``tool`` (a tools/list entry, or ``{"name": ...}``) is refused, naming the rule; None: allowed."""
@@ -3562,12 +3561,12 @@ class Client:
     (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an ``_OAuth``, or False.
     By default stored tokens are used and refreshed, a needed login is an AuthError naming
     ``mcpmini login`` (a browser opens only with ``interactive``); a static Authorization header
-    turns OAuth off. The tool policy (the entry's, narrowed by ``allow`` and ``deny``, lists of globs
-    on tool names, ``SERVER/PATTERN`` for one server's, and ``read_only``: only tools the server marks
-    read-only): ``list_tools`` leaves the others out (``hidden_tools``), a call to one is a ConfigError
-    naming the rule, raised before anything is sent. After ``connect``: ``era``, ``era_reason``,
-    ``protocol_version``, ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
-    "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
+    turns OAuth off. The tool policy (the entry's, narrowed by ``allow``/``deny``: globs on tool names,
+    ``SERVER/PATTERN`` for one server's; ``read_only``: only tools the server marks read-only) hides the
+    others from ``list_tools`` (``hidden_tools``) and refuses calls to them (ConfigError, nothing sent).
+    After ``connect``: ``era``, ``era_reason``, ``protocol_version``, ``server_info``, ``capabilities``,
+    ``instructions``, ``transport`` ("stdio", "http" or "sse"), and ``from_cache``: the list methods
+    whose last answer came from the persistent cache."""
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
                  cwd: str | None = None, headers: dict[str, str] | None = None, protocol: str = "auto",
@@ -3886,9 +3885,8 @@ class Client:
         return items
 
     async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
-        """Every tool of every page that the tool policy allows (``hidden_tools``: the others), as the
-        server sent them (kept for the connection; see ``refresh``). ``cached``: the persistent list
-        cache's copy will do while it is fresh."""
+        """Every tool of every page the tool policy allows (``hidden_tools``: the others), as sent (kept
+        for the connection; see ``refresh``). ``cached``: the persistent cache's copy will do while fresh."""
         allowed, self.hidden_tools = [], []
         for tool in await self._list("tools/list", "tools", refresh, cached):
             (self.hidden_tools if self.policy.refusal(tool) else allowed).append(tool)
@@ -4285,9 +4283,9 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
                         url=url, headers=headers, type=kind, timeout=float(timeout) if timeout else None,
                         protocol=protocol, inherit_env=get("inheritEnv", bool, False), source=path,
                         oauth=oauth, env_file=get("envFile", str), inputs=dict(inputs),
-                        allow_tools=_tool_patterns(entry["allowTools"], f"{where}: \"allowTools\"")
+                        allow_tools=_Policy.patterns(entry["allowTools"], f"{where}: \"allowTools\"")
                         if "allowTools" in entry else None, read_only=get("readOnly", bool, False),
-                        deny_tools=_tool_patterns(entry.get("denyTools", []), f"{where}: \"denyTools\""))
+                        deny_tools=_Policy.patterns(entry.get("denyTools", []), f"{where}: \"denyTools\""))
 
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
@@ -6625,10 +6623,9 @@ async def _cmd_trust(args: Any, out: _Output) -> int:
         target = s.url or shlex.join([s.command or "", *s.args])
         lines.append(f"  {s.name}: {s.transport} {target}")
         lines += [f"    cwd: {s.cwd}"] * bool(s.cwd) + [f"    env {k}" for k in s.env]
-        lines += [f"    header {k}" for k in s.headers]
+        lines += [f"    header {k}" for k in s.headers] + ["    tools: only those the server marks read-only"] * s.read_only
         lines += [f"    tools {how}: {', '.join(names) or 'none'}" for how, names in
                   (("allowed", s.allow_tools), ("denied", s.deny_tools or None)) if names is not None]
-        lines += ["    tools: only those the server marks read-only"] * s.read_only
         if s.variables():
             lines.append(f"    receives your environment variables: {', '.join(s.variables())}")
     lines.append("Approving lets mcpmini run these commands and send these headers. The approval "
@@ -6978,12 +6975,11 @@ def _completions(line: str) -> list[str]:
         words = shlex.split(line) + [""] * (not line or line[-1].isspace())
     except ValueError:
         words = line.split() + [""]
-    parser, configs, command, previous, positionals, policy = _build_parser(), [], None, "", [], {}
+    parser, given, command, previous, positionals = _build_parser(), {}, None, "", []
     options = parser.options
     for word in words[1:-1]:
         if options.get(previous):   # this word is that option's value
-            configs += [word] * (previous == "--config")
-            policy[previous] = policy.get(previous, []) + [word]
+            given[previous] = given.get(previous, []) + [word]
             word = ""
         elif not word.startswith("-") and command is None and word in parser.commands:
             command = word
@@ -6993,7 +6989,7 @@ def _completions(line: str) -> list[str]:
         previous = word
     servers: dict[str, ServerConfig] = {}
     with contextlib.suppress(MCPError, OSError):
-        servers = {n: s for n, s in load_config(configs).items() if s.trusted}
+        servers = {n: s for n, s in load_config(given.get("--config")).items() if s.trusted}
     takes_server = command and " SERVER" in parser.commands[command].format_usage()
     found: list[str] = []
     if options.get(previous) and previous != "--server":
@@ -7003,7 +6999,7 @@ def _completions(line: str) -> list[str]:
     elif previous == "--server" or (takes_server and not positionals):
         found = list(servers)
     elif command in ("call", "tools") and len(positionals) == 1 and positionals[0] in servers:
-        found = _cached_tool_names(servers[positionals[0]], policy.get("--allow"), policy.get("--deny"),
+        found = _cached_tool_names(servers[positionals[0]], given.get("--allow"), given.get("--deny"),
                                    "--read-only" in words)
     return sorted(w for w in found if w.startswith(words[-1]))
 
@@ -7066,7 +7062,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("config", "allow", "deny", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         for key in ("allow", "deny"):   # a pattern that can never match: exit 2 before anything runs
-            _tool_patterns(getattr(args, key), f"--{key}", scoped=True)
+            _Policy.patterns(getattr(args, key), f"--{key}", scoped=True)
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
         out.verbose = args.verbose
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
