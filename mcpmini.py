@@ -3480,8 +3480,7 @@ class _ListStore:
 
 
 def _cached_tool_names(server: ServerConfig, *policy: Any) -> list[str]:
-    """Cached tool names up to LIST_CACHE_KEEP old, those ``policy`` (_Policy's arguments) allows,
-    for shell completion (it never starts a server)."""
+    """Cached tool names up to LIST_CACHE_KEEP old that ``policy`` allows, for shell completion."""
     try:
         config = server.expanded()
         tools = _ListStore(config, _auth_for(config, None)).get("tools/list", stale_ok=True)
@@ -3887,10 +3886,9 @@ class Client:
     async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
         """Every tool of every page the tool policy allows (``hidden_tools``: the others), as sent (kept
         for the connection; see ``refresh``). ``cached``: the persistent cache's copy will do while fresh."""
-        allowed, self.hidden_tools = [], []
-        for tool in await self._list("tools/list", "tools", refresh, cached):
-            (self.hidden_tools if self.policy.refusal(tool) else allowed).append(tool)
-        return allowed
+        tools = await self._list("tools/list", "tools", refresh, cached)
+        self.hidden_tools = [t for t in tools if self.policy.refusal(t)]
+        return [t for t in tools if t not in self.hidden_tools]
 
     async def list_resources(self, *, refresh: bool = False) -> list[JSON]:
         """Every resource of every page."""
