@@ -3492,11 +3492,9 @@ def _cached_tool_names(server: ServerConfig, *policy: Any) -> list[str]:
 
 
 class _Policy:
-    """Which of one server's tools its client lists and calls: layers of (allow patterns or None,
-    deny patterns, read-only, where, their names), the config entry's, then the callers' (``SERVER/
-    PATTERN``: for that server alone). A tool must pass each, so a caller narrows what the config
-    allows and never widens it; in a layer deny wins, and an allow list must match. Read-only takes
-    the server's word for it: ``annotations.readOnlyHint`` true."""
+    """Which of a server's tools its client lists and calls: layers (the config entry's, then the callers')
+    of (allow globs or None, deny globs, read-only, where, their names). A tool must pass each: callers
+    only narrow. In a layer deny wins; read-only is the server's word: ``annotations.readOnlyHint`` true."""
 
     def __init__(self, server: ServerConfig, allow: Any = (), deny: Any = (), read_only: bool = False) -> None:
         def mine(patterns: Any, key: str) -> list[str]:
