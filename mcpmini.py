@@ -49,6 +49,7 @@ import atexit
 import base64
 import contextlib
 import dataclasses
+import fnmatch
 import functools
 import hashlib
 import inspect
@@ -206,10 +207,12 @@ CONFIG_PATHS = ("workspaceFolder", "workspaceFolderBasename", "userHome", "pathS
 CONFIG_VARIABLE = re.compile(r"\$\$|\$\{(?P<name>[^}:]+(?::[^}-][^}]*)?)(?::-(?P<default>[^}]*))?\}")
 MIN_SECRET_LENGTH = 6           # shorter values ("info", "true") would redact ordinary words
 ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "timeout",
-                        "protocol", "oauth", "inheritEnv", "envFile", "disabled", "enabled"})
+                        "protocol", "oauth", "inheritEnv", "envFile", "disabled", "enabled",
+                        "allowTools", "denyTools", "readOnly"})
 MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than this is refused
 MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")   # spec: what a tool name should be (check lints it)
+TOOL_PATTERN = re.compile(r"[A-Za-z0-9_.*?\[\]!-]")   # a tool-name pattern needs one of these to match
 
 # Agent
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -3493,7 +3496,7 @@ def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     or a new server). A tool whose description or schema changes can turn a trusted server hostile."""
     digests = {t["name"]: hashlib.sha256(_dumps([t.get(k) for k in (
         "title", "description", "inputSchema", "outputSchema", "annotations")])).hexdigest()[:16]
-        for t in tools}
+        for t in [*tools, *client.hidden_tools]}   # all of them: a policy does not change the server
     file = _CacheDir("tools", "state")
     if (old := file.get(client.key)) != digests:
         file.put(client.key, digests)
@@ -3518,6 +3521,8 @@ async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JS
     raw = await (client.list_tools() if what == "tool" else client.list_prompts())
     items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
     if name is not None and name not in items:
+        if what == "tool" and (hidden := [t for t in client.hidden_tools if t["name"] == name]):
+            raise ConfigError(f"{client.name}: the tool policy hides {name!r}: {client.policy.refusal(hidden[0])}")
         hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
         raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
     return raw, items
@@ -3614,14 +3619,65 @@ class _ListStore:
         self.cache.put(key, {"stored": now, "until": now + ttl, "stamp": stamp, "items": items})
 
 
-def _cached_tool_names(server: ServerConfig) -> list[str]:
-    """Cached tool names up to LIST_CACHE_KEEP old, for shell completion (it never starts a server)."""
+def _cached_tool_names(server: ServerConfig, *policy: Any) -> list[str]:
+    """Cached tool names up to LIST_CACHE_KEEP old that ``policy`` allows, for shell completion."""
     try:
         config = server.expanded()
         tools = _ListStore(config, _auth_for(config, None)).get("tools/list", stale_ok=True)
+        allowed = _Policy(config, *policy)
     except (MCPError, ValueError):
         return []
-    return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)
+            and not allowed.refusal(t)]
+
+
+class _Policy:
+    """Which of a server's tools its client lists and calls: layers (the config entry's, then the callers')
+    of (allow globs or None, deny globs, read-only, where, their names). A tool must pass each: callers
+    only narrow. In a layer deny wins; read-only is the server's word: ``annotations.readOnlyHint`` true."""
+
+    def __init__(self, server: ServerConfig, allow: Any = (), deny: Any = (), read_only: bool = False) -> None:
+        def mine(patterns: Any, key: str) -> list[str]:
+            split = [p.rpartition("/") for p in self.patterns(patterns or [], key, scoped=True)]
+            return [p for scope, slash, p in split if not slash or scope == server.name]
+        self.layers = [(server.allow_tools, server.deny_tools, server.read_only, f" ({server.source or 'config'}: "
+                        f"server {server.name!r})", ("allowTools", "denyTools", "readOnly")),
+                       (mine(allow, "allow") or None, mine(deny, "deny"), read_only, "",
+                        ("allow pattern", "deny pattern", "read-only"))]
+
+    read_only = property(lambda self: any(layer[2] for layer in self.layers))
+    active = property(lambda self: any(a is not None or d or r for a, d, r, *_ in self.layers))
+
+    @staticmethod
+    def patterns(value: Any, where: str, scoped: bool = False) -> list[str]:
+        """Tool-name patterns (shell globs; ``scoped``: ``SERVER/PATTERN`` too), each able to match some
+        tool name; else a ConfigError (exit 2), raised before anything runs."""
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            scope, slash, pattern = item.rpartition("/") if scoped and isinstance(item, str) else ("", "", item)
+            if not (isinstance(value, (list, tuple)) and isinstance(pattern, str) and TOOL_PATTERN.search(pattern)) \
+                    or slash and not scope:
+                raise ConfigError(f"{where}: {item!r} can never match a tool name (a list of patterns of A-Z a-z "
+                                  "0-9 _ - . and the globs * ? [...]" + ", after SERVER/ for one server" * scoped + ")")
+        return list(value)
+
+    def refusal(self, tool: JSON) -> str | None:
+        """Why ``tool`` (a tools/list entry, or ``{"name": ...}``) is refused, naming the rule; None: allowed."""
+        name = str(tool.get("name"))
+        for allow, deny, read_only, where, (allows, denies, only) in self.layers:
+            if hit := [p for p in deny if fnmatch.fnmatchcase(name, p)]:
+                return f"it matches the {denies} {hit[0]!r}{where}"
+            if allow is not None and not any(fnmatch.fnmatchcase(name, p) for p in allow):
+                return f"it matches no {allows} ({', '.join(allow)[:200] or 'none'}){where}"
+            if read_only and _object(tool.get("annotations")).get("readOnlyHint") is not True:
+                return f"{only} is set, and the server does not mark it read-only{where}"
+        return None
+
+    async def check(self, client: Client, name: str) -> None:
+        """A ConfigError naming the rule when tool ``name`` is refused; read-only needs its annotations,
+        so the tools are listed then (as the connection has them: a cache file might be stale)."""
+        tools = [*await client.list_tools(), *client.hidden_tools] if self.read_only else []
+        if why := self.refusal(next((t for t in tools if t["name"] == name), {"name": name})):
+            raise ConfigError(f"{client.name}: the tool policy refuses {name!r}: {why}; nothing was sent")
 
 
 class _Recovery:
@@ -3737,7 +3793,10 @@ class Client:
     AuthError naming ``mcpmini login`` (a browser opens only with ``interactive``); a static
     Authorization header turns OAuth off. ``validate``: call_tool and get_prompt arguments are checked against the
     schema first, as the command line checks them (a ConfigError, nothing sent, when they do not
-    fit). After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
+    fit). The tool policy (the entry's, narrowed by ``allow``/``deny``: globs on tool names,
+    ``SERVER/PATTERN`` for one server's; ``read_only``: only tools the server marks read-only) hides the
+    others from ``list_tools`` (``hidden_tools``) and refuses calls to them (ConfigError, nothing sent).
+    After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
     ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
     "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
 
@@ -3750,7 +3809,8 @@ class Client:
                  trace: Callable[[str, str, Any], None] | None = None, capabilities: JSON | None = None,
                  on_request: Callable[[str, JSON], Any] | None = None, client_info: JSON | None = None,
                  on_notification: Callable[[str, JSON], Any] | None = None,
-                 on_event: Callable[[str, JSON], Any] | None = None, validate: bool = False) -> None:
+                 on_event: Callable[[str, JSON], Any] | None = None, validate: bool = False,
+                 allow: list[str] | None = None, deny: list[str] | None = None, read_only: bool = False) -> None:
         if protocol not in ("auto", MODERN_VERSION, "legacy"):
             raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
         config = _server_config(server)
@@ -3768,6 +3828,7 @@ class Client:
         self._era_cache = _CacheDir("eras") if era_cache else None
         self._lists = _ListStore(self.server, self.auth, persist=list_cache)
         self.from_cache = self._lists.from_cache
+        self.policy, self.hidden_tools = _Policy(self.server, allow, deny, read_only), []
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
         self._era: _Era | None = None
@@ -3924,6 +3985,8 @@ class Client:
     async def _request(self, method: str, params: JSON | None, timeout: float | None, progress: bool) -> JSON:
         if self._session is None or self._negotiation is None:
             raise ConnectionClosed(f"{self.name}: not connected (use 'async with Client(...)')")
+        if method == "tools/call":   # the tool policy refuses before anything is sent
+            await self.policy.check(self, str(_object(params).get("name")))
         limit = self.timeout if timeout is None else float(timeout)
         for attempt in range(MAX_VERSION_RETRIES + 1):
             call_params, headers = params, None
@@ -4008,9 +4071,11 @@ class Client:
         return await self._lists.list(self._era, self.request, self.name, method, key, refresh, stored)
 
     async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
-        """Every tool of every page, as the server sent them (kept for the connection; see
-        ``refresh``). ``cached``: the persistent list cache's copy will do while it is fresh."""
-        return await self._list("tools/list", "tools", refresh, cached)
+        """Every tool of every page the tool policy allows (``hidden_tools``: the others), as sent (kept
+        for the connection; see ``refresh``). ``cached``: the persistent cache's copy will do while fresh."""
+        tools = await self._list("tools/list", "tools", refresh, cached)
+        self.hidden_tools = [t for t in tools if self.policy.refusal(t)]
+        return [t for t in tools if t not in self.hidden_tools]
 
     async def list_resources(self, *, refresh: bool = False) -> list[JSON]:
         """Every resource of every page."""
@@ -4303,6 +4368,9 @@ class ServerConfig:
     oauth: dict[str, Any] | bool | None = None   # "oauth" settings (camelCase keys) or false
     env_file: str | None = None                  # "envFile" (VS Code, Cursor): env below "env"
     inputs: dict[str, JSON] = dataclasses.field(default_factory=dict)  # VS Code's, by id (+"value")
+    allow_tools: list[str] | None = None         # the tool policy: "allowTools" (None: no allow list),
+    deny_tools: list[str] = dataclasses.field(default_factory=list)   # "denyTools", "readOnly"
+    read_only: bool = False
 
     transport = property(lambda self: "sse" if self.type == "sse" else ("http" if self.url else "stdio"))
 
@@ -4530,7 +4598,8 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
 def _common_keys(entry: JSON) -> JSON:
     """An entry in the spelling of Claude's files: Windsurf's ``serverUrl``, and Codex's
     ``http_headers``, ``env_http_headers``, ``bearer_token_env_var``, ``env_vars`` (passed
-    on when set) and ``*_timeout_sec`` become ``url``, ``headers``, ``env`` and ``timeout``."""
+    on when set), ``*_timeout_sec`` and ``enabled_tools``/``disabled_tools`` (exact names) become ``url``,
+    ``headers``, ``env``, ``timeout`` and ``allowTools``/``denyTools``."""
     if not all(isinstance(entry.get(key, {}), dict) for key in ("headers", "env")):
         return entry   # _parse_entry says what is wrong
     entry, pop = dict(entry), lambda key: _object(entry.pop(key, None))
@@ -4541,6 +4610,9 @@ def _common_keys(entry: JSON) -> JSON:
                         **pop("headers")}
     passed = [v if isinstance(v, str) else _object(v).get("name") for v in entry.pop("env_vars", None) or []]
     entry["env"] = {**{n: f"${{{n}:-}}" for n in passed if isinstance(n, str)}, **pop("env")}
+    for codex, ours in (("enabled_tools", "allowTools"), ("disabled_tools", "denyTools")):   # exact names
+        if isinstance(names := entry.pop(codex, None), list):
+            entry.setdefault(ours, [re.sub(r"([*?[])", r"[\1]", n) if isinstance(n, str) else n for n in names])
     seconds = [entry.pop(k) for k in ("startup_timeout_sec", "tool_timeout_sec") if k in entry]
     entry.setdefault("timeout", max(seconds, key=lambda t: t if isinstance(t, (int, float)) else 0, default=None))
     return {k: v for k, v in entry.items() if v is not None}
@@ -4598,7 +4670,10 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
     return ServerConfig(name=name, command=command if not url else None, args=list(args), env=env, cwd=cwd,
                         url=url, headers=headers, type=kind, timeout=float(timeout) if timeout else None,
                         protocol=protocol, inherit_env=get("inheritEnv", bool, False), source=path,
-                        oauth=oauth, env_file=get("envFile", str), inputs=dict(inputs))
+                        oauth=oauth, env_file=get("envFile", str), inputs=dict(inputs),
+                        allow_tools=_Policy.patterns(entry["allowTools"], f"{where}: \"allowTools\"")
+                        if "allowTools" in entry else None, read_only=get("readOnly", bool, False),
+                        deny_tools=_Policy.patterns(entry.get("denyTools", []), f"{where}: \"denyTools\""))
 
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
@@ -4710,7 +4785,8 @@ class Servers:
     ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of :class:`Client`
     objects (connected or not) or of what ``Client()`` takes. Entering connects them concurrently; one
     that cannot be built or connected goes to ``failed`` (name -> exception), the others stay usable
-    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` (_Recovery).
+    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` (_Recovery); given ones
+    only the tool policy (``allow``, ``deny`` and ``read_only``, as Client takes them, narrow theirs).
     ``heartbeat`` (seconds): idle connections are pinged at that rate, and a lost server is reconnected
     in the background by the same rule (calls to it fail at once, with the cause). ``on_event(kind,
     info)`` reports ``server_failed``, and ``server_lost``, ``server_back`` and ``tools_changed`` of
@@ -4732,7 +4808,11 @@ class Servers:
         options = {"reconnect": True, **({"timeout": timeout} if timeout else {}), **options}
         for name, item in servers.items() if isinstance(servers, dict) else [(None, s) for s in servers]:
             try:
-                client: Client | BaseException = item if isinstance(item, Client) else Client(item, **options)
+                client: Client | BaseException = item if isinstance(item, Client) else \
+                    Client(item, **{"name": name, **options})   # its name: what SERVER/PATTERN names
+                if isinstance(item, Client):   # the tool policy given here narrows a given client's too
+                    item.policy.layers += _Policy(item.server, options.get("allow"), options.get("deny"),
+                                                  options.get("read_only", False)).layers[1:]
             except (MCPError, ValueError) as exc:   # e.g. an unset ${VAR} in its config
                 client = exc
             name = name or getattr(client if isinstance(client, Client) else item, "name", None) or str(item)
@@ -5309,7 +5389,8 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
                     confirm: Callable[[str, str, JSON], Any] | None = None, stream: bool = True,
                     on_text: Callable[[str], Any] | None = None, tool_choice: str = "auto",
                     on_event: Callable[[str, JSON], Any] | None = None, timeout: float = AGENT_MODEL_TIMEOUT,
-                    max_result_chars: int = AGENT_MAX_RESULT_CHARS) -> JSON:
+                    max_result_chars: int = AGENT_MAX_RESULT_CHARS, allow: list[str] | None = None,
+                    deny: list[str] | None = None, read_only: bool = False) -> JSON:
     """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint, which may
     call the tools of the MCP servers in ``clients``; returns the transcript.
 
@@ -5323,7 +5404,9 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
     ``tool_result``, ``server_lost``, ``server_back``. A result longer than ``max_result_chars`` is cut for the
     model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
     or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
-    step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``.
+    step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``. ``allow``,
+    ``deny``, ``read_only``: the tool policy (as Client takes it; it narrows given clients'): the model
+    is offered no other tool, and a call to one anyway is answered with an error, never sent.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function
     name -> server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model
@@ -5337,7 +5420,7 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
                         "servers": {}, "tools": {}, "messages": [], "steps": [], "usage": {}, "seconds": 0.0}
     endpoint = _ModelEndpoint(base_url, api_key, model, stream=stream, timeout=timeout)
     own = not isinstance(clients, Servers)   # then it closes what it connects (fast on Ctrl-C)
-    servers = Servers(clients, on_event=on_event) if own else clients
+    servers = Servers(clients, on_event=on_event, allow=allow, deny=deny, read_only=read_only) if own else clients
     async with servers if own else contextlib.nullcontext():
         try:
             await servers.connect()
@@ -5606,8 +5689,9 @@ class _Bridge:
         except RemoteError as exc:
             error = {"code": exc.code, "message": exc.message}
             return {"jsonrpc": "2.0", "id": rid, "error": error if exc.data is None else {**error, "data": exc.data}}
-        except MCPError as exc:   # the upstream failed: the client learns why, in one line
-            return {"jsonrpc": "2.0", "id": rid, "error": {"code": INTERNAL_ERROR, "message": _redact(str(exc))}}
+        except MCPError as exc:   # the upstream failed, or the tool policy refused: the client learns why
+            code = INVALID_PARAMS if isinstance(exc, ConfigError) else INTERNAL_ERROR
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": _redact(str(exc))}}
 
     async def handle(self, method: str, params: JSON) -> JSON:
         """The result for one downstream request (RemoteError for an error answer)."""
@@ -5660,7 +5744,11 @@ class _Bridge:
         elif self.log_level:
             params = {**params, "_meta": {"io.modelcontextprotocol/logLevel": self.log_level, **meta}}
         complete = self.era == "legacy" and method in INPUT_METHODS   # MRTR rounds, reconnect, may-have-run
-        return self._shaped(method, await self._call(client, method, params, complete))
+        result = await self._call(client, method, params, complete)   # a refused tools/call: not sent
+        if method == "tools/list" and client.policy.active:   # only the tools the policy allows
+            result = {**result, "tools": [t for t in _listed(result.get("tools"))
+                                         if isinstance(t, dict) and not client.policy.refusal(t)]}
+        return self._shaped(method, result)
 
     async def _call(self, client: Client, method: str, params: JSON, complete: bool) -> JSON:
         try:
@@ -6347,7 +6435,7 @@ def _build_parser() -> Any:
 def _add_globals(p: Any, shown: bool) -> None:
     """Global options go before or after the command: they also live on a parent parser of every
     subcommand (not ``shown`` in its help), defaults suppressed so neither place wins by accident.
-    Accumulating ones (--config, -H, -e, -v) get a dest of their own there, merged in main()."""
+    Accumulating ones (--config, --allow, --deny, -H, -e, -v) get a dest of their own there, merged in main()."""
     import argparse
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 
@@ -6364,6 +6452,11 @@ def _add_globals(p: Any, shown: bool) -> None:
         dest="header" + after, help="an HTTP header for the server (repeatable)")
     add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
         help="an environment variable for the server process (repeatable)")
+    add("--allow", action="append", metavar="PATTERN", default=[], dest="allow" + after,
+        help="use only the tools matching a glob (SERVER/PATTERN: one server's; repeatable)")
+    add("--deny", action="append", metavar="PATTERN", default=[], dest="deny" + after,
+        help="never use the tools matching a glob (SERVER/PATTERN: one server's; repeatable)")
+    add("--read-only", action="store_true", help="use only the tools the server marks read-only")
     add("--refresh", action="store_true", help="call: list the tools afresh, not from the cached list")
     add("--no-cache", action="store_true", help="neither use nor update the cached tool lists")
     add("--accept-defaults", action="store_true",
@@ -6456,8 +6549,9 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
     p.add_argument("--max-steps", type=int, default=AGENT_MAX_STEPS, metavar="N",
                    help=f"model requests at most (default {AGENT_MAX_STEPS})")
     p.add_argument("--system", metavar="TEXT", help="the system prompt (replaces mcpmini's)")
-    p.add_argument("--confirm", action="store_true",
-                   help="ask on the terminal before each tool call: keeps a human in the loop")
+    p.add_argument("--confirm", nargs="?", const="always", choices=("always", "destructive"),
+                   help="ask on the terminal before each tool call: keeps a human in the loop "
+                   "(destructive: before each call of a tool the server does not mark read-only)")
     p.add_argument("--no-stream", dest="stream", action="store_false",
                    help="for endpoints that cannot stream: wait for whole replies")
     p.add_argument("--max-result-chars", type=int, default=AGENT_MAX_RESULT_CHARS, metavar="N",
@@ -6572,7 +6666,7 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
                                       protocol=args.protocol or server.protocol or "auto"),
                   on_progress=out.on_progress, on_elicit=_elicitation(terminal, server) if terminal else None,
                   accept_defaults=args.accept_defaults, trace=trace if args.trace else None, auth=auth,
-                  list_cache=not args.no_cache, **extra)
+                  list_cache=not args.no_cache, allow=args.allow, deny=args.deny, read_only=args.read_only, **extra)
 
 
 # Asking the user (elicitation, confirmation) -------------------------------------------------
@@ -6960,6 +7054,9 @@ async def _cmd_tools(args: Any, out: _Output) -> int:
             out.note(f"mcpmini: {client.name} offers no {what}")
         if what == "tools" and (changes := _tool_list_changes(client, raw)):
             out.note(f"mcpmini: {changes}")
+        if what == "tools" and not name and (hid := [_visible(t["name"], True) for t in client.hidden_tools]):
+            out.note(f"mcpmini: the tool policy hid {len(hid)} tool(s)" + (f": {', '.join(hid)}" if args.verbose
+                                                                           else " (-v names them)"))
         if args.json:
             out.result(_json_text(next(i for i in raw if i["name"] == name) if name else raw))
         elif name:
@@ -6981,6 +7078,8 @@ def _describe(item: JSON, key: str) -> str:
 async def _cmd_call(args: Any, out: _Output) -> int:
     stdin = _tool_arguments(["-"], {}) if args.arguments == ["-"] else None   # read once
     async with _connected(args, out, "waiting for the tools") as client:
+        await client.policy.check(client, args.tool)   # refused: nothing is sent, nothing suggested
+
         def typed(listed: list[JSON] | None) -> tuple[JSON, str | None]:
             """The arguments typed by the tool's schema (nothing ``listed``: unchecked) and their problem."""
             tools = {t["name"]: t for t in listed or ()}
@@ -7150,7 +7249,9 @@ async def _cmd_trust(args: Any, out: _Output) -> int:
         target = s.url or shlex.join([s.command or "", *s.args])
         lines.append(f"  {s.name}: {s.transport} {target}")
         lines += [f"    cwd: {s.cwd}"] * bool(s.cwd) + [f"    env {k}" for k in s.env]
-        lines += [f"    header {k}" for k in s.headers]
+        lines += [f"    header {k}" for k in s.headers] + ["    tools: only those the server marks read-only"] * s.read_only
+        lines += [f"    tools {how}: {', '.join(names) or 'none'}" for how, names in
+                  (("allowed", s.allow_tools), ("denied", s.deny_tools or None)) if names is not None]
         if s.variables():
             lines.append(f"    receives your environment variables: {', '.join(s.variables())}")
     lines.append("Approving lets mcpmini run these commands and send these headers. The approval "
@@ -7215,10 +7316,15 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
     if args.confirm and terminal is None:
         raise _UsageError("--confirm needs a terminal to ask on")
 
-    def confirm(server: str, tool: str, arguments: JSON) -> Awaitable[bool]:
+    async def confirm(server: str, tool: str, arguments: JSON) -> bool:
+        if args.confirm == "destructive":   # the server's own word that the tool only reads
+            with contextlib.suppress(MCPError, OSError):
+                listed = {t["name"]: t for t in await clients[server].list_tools()}
+                if _object(listed.get(tool, {}).get("annotations")).get("readOnlyHint") is True:
+                    return True
         # the whole call, pretty-printed: long values folded with their hidden length, never cut
         shown = _visible(_json_text(_fold(arguments, 500)))
-        return terminal.yes(f"mcpmini: call {_visible(f'{server}.{tool}', True)} with\n{shown}\nRun it?")
+        return await terminal.yes(f"mcpmini: call {_visible(f'{server}.{tool}', True)} with\n{shown}\nRun it?")
     clients = _ask_servers(args, out)
     out.wait("starting servers")
     try:
@@ -7361,6 +7467,9 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
             suite.add("tasks/list", note=f"{len(await client.list_tasks())} listed")
         except MCPError as exc:
             suite.add("tasks/list", [str(exc)])
+    if client.policy.active:   # every tool is linted whatever the policy: a lint is about the server
+        hidden = [t for t in tools if isinstance(t, dict) and client.policy.refusal(t)]
+        suite.add("tool policy", note=f"it would hide {len(hidden)} of {len(tools)} tools")
     return tools
 
 
@@ -7540,11 +7649,11 @@ def _completions(line: str) -> list[str]:
     except ValueError:
         words = line.split() + [""]
     words = words[next((i for i, w in enumerate(words[:3]) if re.fullmatch(r"(.*/)?mcpmini(\.py)?", w)), 0):]
-    parser, configs, command, previous, positionals = _build_parser(), [], None, "", []
+    parser, given, command, previous, positionals = _build_parser(), {}, None, "", []
     options = parser.options
     for word in words[1:-1]:
         if options.get(previous):   # this word is that option's value
-            configs += [word] * (previous == "--config")
+            given[previous] = given.get(previous, []) + [word]
             word = ""
         elif not word.startswith("-") and command is None and word in parser.commands:
             command = word
@@ -7554,7 +7663,7 @@ def _completions(line: str) -> list[str]:
         previous = word
     servers: dict[str, ServerConfig] = {}
     with contextlib.suppress(MCPError, OSError):
-        servers = {n: s for n, s in load_config(configs).items() if s.trusted}
+        servers = {n: s for n, s in load_config(given.get("--config")).items() if s.trusted}
     takes_server = command and "SERVER" in parser.commands[command].format_usage()   # check: [SERVER ...]
     found: list[str] = []
     if options.get(previous) and previous != "--server":
@@ -7564,7 +7673,8 @@ def _completions(line: str) -> list[str]:
     elif previous == "--server" or (takes_server and not positionals):
         found = list(servers)
     elif command in ("call", "tools") and len(positionals) == 1 and positionals[0] in servers:
-        found = _cached_tool_names(servers[positionals[0]])
+        found = _cached_tool_names(servers[positionals[0]], given.get("--allow"), given.get("--deny"),
+                                   "--read-only" in words)
     return sorted(w for w in found if w.startswith(words[-1]))
 
 
@@ -7626,8 +7736,10 @@ def main(argv: list[str] | None = None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version
             return exc.code if isinstance(exc.code, int) else 0
-        for key in ("config", "header", "env", "verbose"):  # given before and after the command
+        for key in ("config", "allow", "deny", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
+        for key in ("allow", "deny"):   # a pattern that can never match: exit 2 before anything runs
+            _Policy.patterns(getattr(args, key), f"--{key}", scoped=True)
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
         args.protocol = {"modern": MODERN_VERSION}.get(args.protocol, args.protocol)
         out.verbose = args.verbose
