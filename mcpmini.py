@@ -154,6 +154,8 @@ SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "not", "if", "
 SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAP = ("patternProperties", "$defs", "definitions", "dependentSchemas")
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
+TIGHTER = {"minimum": 1, "exclusiveMinimum": 1, "minLength": 1, "minItems": 1, "minProperties": 1, "maximum": -1,
+           "exclusiveMaximum": -1, "maxLength": -1, "maxItems": -1, "maxProperties": -1}   # +1: a rise narrows
 
 # OAuth
 OAUTH_TIMEOUT = 10.0            # one OAuth HTTP exchange (metadata, registration, token)
@@ -188,6 +190,10 @@ MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than thi
 MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
 MAX_REMEMBERED_SERVERS = 200    # tool-list digests kept (the least recently used go first)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")   # spec: what a tool name should be (check lints it)
+SNAPSHOT_FORMAT = "mcpmini snapshot 1"   # `check --snapshot` files; `--against` reads this one only
+SNAPSHOT_FIELDS = {"tools": ("name", "title", "description", "inputSchema", "outputSchema", "annotations", "execution"),
+                   "resources": ("uri", "name", "mimeType", "description"), "prompts": ("name", "description", "arguments"),
+                   "resourceTemplates": ("uriTemplate", "name", "mimeType", "description")}   # the key first
 
 # Agent
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -5929,6 +5935,8 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
                    help="get a prompt (repeatable)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument("--junit", metavar="FILE", help="also write the results to FILE as JUnit XML")
+    p.add_argument("--snapshot", metavar="FILE", help="write the servers' surfaces to FILE (stable JSON to commit)")
+    p.add_argument("--against", metavar="FILE", help="compare with a --snapshot FILE: breaking changes fail")
 
 
 # Resolving SERVER ----------------------------------------------------------------------------
@@ -6645,12 +6653,14 @@ class _Suite:
     """One server in one era: its checks (name, pass/warn/fail, detail, seconds); strict: warnings fail."""
 
     def __init__(self, name: str, strict: bool) -> None:
-        self.name, self.strict, self.reached, self.mark = name, strict, True, time.monotonic()
+        self.name, self.strict, self.reached, self.mark, self.surface = name, strict, True, time.monotonic(), {}
         self.checks: list[tuple[str, str, str, float]] = []
+        self.extra: dict[int, JSON] = {}   # check -> what --json adds (a contract change's kind and path)
 
-    def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "") -> None:
+    def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "", **extra: Any) -> None:
         detail = _redact(_visible("; ".join([*fails, *warns]) or note, True))
         status = "fail" if fails or warns and self.strict else "warn" if warns else "pass"
+        self.extra[len(self.checks)] = extra
         self.checks.append((_visible(name, True), status, detail, time.monotonic() - self.mark))
         self.mark = time.monotonic()   # each check's time is the time since the last one
 
@@ -6692,7 +6702,7 @@ def _schema_problems(schema: Any, where: str) -> list[str]:
     return problems
 
 
-async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
+async def _check_lists(client: Client, suite: _Suite) -> dict[str, list[Any]]:
     """Every page of every list, fresh (a cursor that comes back fails), and the tool lints:
     names (spec: 1-128 of A-Z a-z 0-9 _ - ., unique), schemas, descriptions, hidden text."""
     lists: dict[str, list[Any]] = {}
@@ -6721,7 +6731,7 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
                 fails.append(f"{field} is nested too deeply")
         suite.add(f"tool {tool.get('name')}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
                   + ["no description"] * (not str(tool.get("description") or "").strip()) + _hidden(tool))
-    return tools
+    return lists
 
 
 async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any]) -> None:
@@ -6775,7 +6785,12 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
         suite.add("server info", note=f"{info.get('name', '?')} {info.get('version', '')}")
         suite.add("capabilities", note=", ".join(client.capabilities) or "none")
         suite.add("instructions", [], _hidden({"text": text}, "text"), f"{len(text)} characters" if text else "none")
-        await _check_calls(client, suite, args, await _check_lists(client, suite))
+        lists = await _check_lists(client, suite)
+        suite.surface = {"server": info.get("name"), "protocols": [client.protocol_version], "instructions": text,
+                         "capabilities": client.capabilities, **{kind: {item[keys[0]]: {k: item[k] for k in keys if k in item}
+                         for item in lists.get(kind, []) if isinstance(_object(item).get(keys[0]), str)}
+                         for kind, keys in SNAPSHOT_FIELDS.items()}}   # nothing volatile: no version, _meta, time
+        await _check_calls(client, suite, args, lists.get("tools", []))
     except MCPError as exc:   # the connection broke: the rest cannot be checked
         suite.add("connection", [str(exc)])
     finally:
@@ -6786,22 +6801,40 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
 async def _cmd_check(args: Any, out: _Output) -> int:
     servers = [(spec, _resolve_server(spec, args, out)) for spec in args.servers]
     _check_writable(args.junit)
+    _check_writable(args.snapshot)
+    snapshot = _snapshot_file(args.against) if args.against else None
     suites: list[_Suite] = []
+    surfaces: JSON = {}
     for spec, server in servers:
-        suites.append(await _check_era(spec, server, args, out))
-        if suites[-1].name.endswith(f"({MODERN_VERSION})") and not (args.protocol or server.protocol):
+        mine = [await _check_era(spec, server, args, out)]
+        if mine[0].name.endswith(f"({MODERN_VERSION})") and not (args.protocol or server.protocol):
             legacy = await _check_era(spec, dataclasses.replace(server, protocol="legacy"), args, out)
             if legacy.reached:   # it speaks both eras: both are checked
-                suites.append(legacy)
+                mine.append(legacy)
             else:
-                suites[-1].add("legacy era", note=f"not spoken ({legacy.checks[0][2]})")
+                mine[0].add("legacy era", note=f"not spoken ({legacy.checks[0][2]})")
+        suites += mine
+        if mine[0].surface:
+            surfaces[server.name] = {**mine[0].surface, "protocols": sorted(s.surface["protocols"][0] for s in mine)}
+        if snapshot is not None and server.name in surfaces:   # by name, or the one there is
+            old = snapshot.get(server.name, [*snapshot.values(), None][0] if len(snapshot) == 1 else None)
+            suites.append(_Suite(f"{spec} against {args.against}", args.strict))
+            for status, kind, path, what in [] if old is None else _surface_changes(old, surfaces[server.name]):
+                suites[-1].add(path, [what] * (status == "fail"), [what] * (status == "warn"), what, kind=kind, path=path)
+            suites[-1].add("contract", [f"{server.name} is not in the snapshot"] * (old is None), note=(
+                f"{len(suites[-1].checks)} change(s) since the snapshot"))
+    if args.snapshot:
+        with open(args.snapshot, "w", encoding="utf-8") as f:
+            f.write(json.dumps({"format": SNAPSHOT_FORMAT, "servers": surfaces}, indent=2, sort_keys=True,
+                               ensure_ascii=False) + "\n")
     counts = {s: sum(c[1] == s for suite in suites for c in suite.checks) for s in ("pass", "warn", "fail")}
     code = 3 if not all(s.reached for s in suites) else 1 if counts["fail"] else 0
     if args.junit:
         _write_junit(args.junit, suites)
     if args.json:
         out.result(_json_text({"suites": [{"name": s.name, "reached": s.reached, "checks": [
-            {"name": n, "status": st, "detail": d, "seconds": round(t, 3)} for n, st, d, t in s.checks]}
+            {"name": n, "status": st, "detail": d, "seconds": round(t, 3), **s.extra[i]}
+            for i, (n, st, d, t) in enumerate(s.checks)]}
             for s in suites], **counts, "exit": code}))
         return code
     for suite in suites:
@@ -6809,6 +6842,111 @@ async def _cmd_check(args: Any, out: _Output) -> int:
                                                              for n, st, d, t in suite.checks]))
     out.result(f"{counts['pass']} passed, {counts['warn']} warned, {counts['fail']} failed")
     return code
+
+
+def _snapshot_file(path: str) -> JSON:
+    """The servers of a ``check --snapshot`` file (ConfigError for any other file)."""
+    try:
+        data = _object(_loads(_read_capped(path, "snapshot")))
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"{path} is not a snapshot: not JSON ({exc})") from None
+    if data.get("format") != SNAPSHOT_FORMAT or not isinstance(data.get("servers"), dict):
+        raise ConfigError(f"{path} is not a snapshot of this mcpmini version (format {data.get('format')!r}, not "
+                          f"{SNAPSHOT_FORMAT!r}): write it afresh with: mcpmini check SERVER --snapshot {path}")
+    return {k: _object(v) for k, v in data["servers"].items()}
+
+
+def _surface_changes(old: JSON, new: JSON) -> list[tuple[str, str, str, str]]:
+    """How a server's surface changed since its snapshot: (fail/pass/warn, kind, JSON path, what) for each
+    difference. Breaking fails, compatible passes, a changed text (what a model reads) warns."""
+    changes: list[tuple[str, str, str, str]] = []
+
+    def keyed(a: Any, b: Any, at: str, noun: str) -> list[str]:   # the keys in both
+        a, b = _object(a), _object(b)
+        changes.extend(("fail", "removed", f"{at}.{k}", f"{noun} {k} removed") for k in sorted(a.keys() - b.keys()))
+        changes.extend(("pass", "added", f"{at}.{k}", f"{noun} {k} added") for k in sorted(b.keys() - a.keys()))
+        return sorted(a.keys() & b.keys())
+    keyed(dict.fromkeys(old.get("protocols", [])), dict.fromkeys(new.get("protocols", [])), "protocols", "protocol version")
+    caps = [_object(s.get("capabilities")) for s in (old, new)]
+    changes.extend(("warn", "changed", at, f"{at} changed") for at, a, b in [(k, old.get(k), new.get(k)) for k in (
+        "server", "instructions")] + [(f"capabilities.{k}", caps[0][k], caps[1][k]) for k in keyed(
+            *caps, "capabilities", "capability")] if a != b)
+    for kind in SNAPSHOT_FIELDS:
+        for name in keyed(old.get(kind), new.get(kind), kind, kind[:-1]):
+            a, b = _object(old[kind][name]), _object(new[kind][name])
+            for field in sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k)):
+                at, was, now = f"{kind}.{name}.{field}", a.get(field), b.get(field)
+                if field in ("inputSchema", "outputSchema", "arguments"):   # a prompt's arguments as a schema
+                    was, now = (_prompt_schema({"arguments": v})["inputSchema"] if field == "arguments" else v or {}
+                                for v in (was, now))
+                    _schema_changes(was, now, at, field == "outputSchema", lambda *c: changes.append(c))
+                elif field == "execution" and _object(now).get("taskSupport") == "required":
+                    changes.append(("fail", "required", f"{at}.taskSupport", "taskSupport became required"))
+                else:
+                    changes.append(("warn", "changed", at, f"{field} changed"))
+    return changes
+
+
+def _schema_changes(old: Any, new: Any, at: str, output: bool, note: Callable[..., None],
+                    roots: tuple = (), seen: frozenset = frozenset()) -> None:
+    """Walk two JSON Schemas side by side (the keywords that hold schemas, ``anyOf``/``oneOf`` as sets of
+    alternatives, differing local ``$ref``s resolved): for input a narrowing breaks, a widening does not;
+    for output a removed property or a changed type breaks, other changes warn."""
+    roots = roots or (old, new)
+
+    def judge(narrows: bool, where: str, what: str, kind: str = "") -> None:
+        note("warn" if output else "fail" if narrows else "pass", kind or ("widened", "narrowed")[narrows], where, what)
+    if not (isinstance(old, dict) and isinstance(new, dict)):   # boolean schemas: false allows nothing
+        return judge(new is False or old is not False and not isinstance(new, dict), at,
+                     f"schema became {_json_text(new, None)[:60]}") if old != new else None
+    refs = tuple(str(s.get("$ref", "")) for s in (old, new))
+    if refs[0] != refs[1]:   # compare what they point at ("#/$defs/a~1b": $defs, then a/b)
+        targets = []
+        for schema, ref, root in zip((old, new), refs, roots):
+            for part in ref[1:].split("/")[1:] if ref.startswith("#") else ():
+                root = _object(root).get(part.replace("~1", "/").replace("~0", "~"))
+            targets.append(root if ref.startswith("#") else schema)
+        return None if refs in seen else _schema_changes(*targets, at, output, note, roots, seen | {refs})
+    kinds = [{t for t in (_listed(s["type"]) or [s["type"]]) if isinstance(t, str)} if "type" in s else
+             set(JSON_TYPES) for s in (old, new)]
+    cover = [k | ({"integer"} if "number" in k else set()) for k in kinds]   # a number may be an integer
+    if kinds[0] - cover[1] or kinds[1] - cover[0]:
+        note("fail" if output or kinds[0] - cover[1] else "pass", "changed" if output else ("widened", "narrowed")[
+            bool(kinds[0] - cover[1])], f"{at}.type", f"type {'/'.join(sorted(kinds[0]))} became {'/'.join(sorted(kinds[1]))}")
+    enums = [{json.dumps(v, sort_keys=True) for v in _listed(s.get("enum"))} if "enum" in s else None for s in (old, new)]
+    if enums[0] != enums[1]:
+        narrows = enums[1] is not None and (enums[0] is None or bool(enums[0] - enums[1]))
+        judge(narrows, f"{at}.enum", "enum value removed" if narrows else "enum value added")
+    for key, sign in TIGHTER.items():
+        was, now = old.get(key), new.get(key)
+        if was != now and all(isinstance(v, (int, float, type(None))) for v in (was, now)):
+            judge(now is not None and (was is None or (now - was) * sign > 0), f"{at}.{key}", f"{key} {was} became {now}")
+    required, props = [set(_listed(s.get("required"))) for s in (old, new)], [_object(s.get("properties")) for s in (old, new)]
+    for k in sorted(props[0].keys() - props[1].keys()):
+        note("fail", "removed", f"{at}.properties.{k}", f"{('input', 'output')[output]} property {k} removed")
+    for k in sorted(props[1].keys() - props[0].keys() | (required[0] ^ required[1]) & props[1].keys() & props[0].keys()):
+        narrows, where = k in required[1] - required[0], f"{at}.properties.{k}"
+        if k not in props[0]:
+            note("fail" if narrows and not output else "pass", "added", where, f"{'required ' * narrows}property {k} added")
+        else:
+            judge(narrows, where, f"property {k} {'became' if narrows else 'no longer'} required", "required")
+    handled = {"type", "enum", "required", "$ref", "properties", *TIGHTER, *SCHEMA_ONE, *SCHEMA_LIST, *SCHEMA_MAP}
+    for key in sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k)):
+        was, now, where = old.get(key), new.get(key), f"{at}.{key}"
+        if key in SCHEMA_ONE:
+            _schema_changes({} if was is None else was, {} if now is None else now, where, output, note, roots, seen)
+        elif key == "properties" or key in SCHEMA_MAP:
+            for k in sorted(_object(was).keys() & _object(now).keys()):
+                _schema_changes(was[k], now[k], f"{where}.{k}", output, note, roots, seen)
+        elif key in SCHEMA_LIST:   # sets of alternatives: one changed is walked, others removed or added
+            was, now = ({json.dumps(x, sort_keys=True): x for x in _listed(v)} for v in (was, now))
+            gone, came = [was[k] for k in was.keys() - now.keys()], [now[k] for k in now.keys() - was.keys()]
+            if len(gone) == len(came) == 1:
+                _schema_changes(gone[0], came[0], where, output, note, roots, seen)
+            elif gone or came:
+                judge(bool(came if key == "allOf" else gone), where, f"{len(gone)} removed, {len(came)} added")
+        elif key not in handled:
+            note("warn", "changed", where, f"{key} changed")
 
 
 def _write_junit(path: str, suites: list[_Suite]) -> None:
