@@ -3492,6 +3492,27 @@ def _cached_tool_names(server: ServerConfig) -> list[str]:
     return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
+class _Recorder:
+    """``record=PATH``: each JSON-RPC message with a server appended to PATH as a JSON line (time offset,
+    server, direction, message; era and transport once per connection), 0600 as it holds data. Only
+    messages: no HTTP header or env reaches it, and known secrets are redacted as in traces."""
+    started: dict[str, float] = {}   # a file's time zero in this process, shared by its servers
+
+    def __init__(self, path: str, trace: Callable[[str, str, Any], None] | None) -> None:
+        self.path, self.trace = path, trace
+        self.start = self.started.setdefault(os.path.abspath(path), time.monotonic())
+
+    def __call__(self, label: str, direction: str, message: Any) -> None:
+        if self.trace:
+            self.trace(label, direction, message)
+        self.write(server=label, direction="sent" if direction == "->" else "received", message=message)
+
+    def write(self, **entry: Any) -> None:
+        line = _redact(_json_text({"t": round(time.monotonic() - self.start, 3), **entry}, None)) + "\n"
+        with open(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a", encoding="utf-8") as f:
+            f.write(line)
+
+
 class Client:
     """A connection to one MCP server, as an async context manager.
 
@@ -3512,7 +3533,8 @@ class Client:
     ``mcpmini login`` (a browser opens only with ``interactive``); a static Authorization header
     turns OAuth off. After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
     ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
-    "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
+    "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache.
+    ``record``: a file to append every message to (JSON Lines, for ``mcpmini replay``)."""
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
                  cwd: str | None = None, headers: dict[str, str] | None = None, protocol: str = "auto",
@@ -3522,7 +3544,7 @@ class Client:
                  on_elicit: Callable[[JSON], Any] | None = None, list_cache: bool = True, auth: Any = None,
                  trace: Callable[[str, str, Any], None] | None = None, capabilities: JSON | None = None,
                  on_request: Callable[[str, JSON], Any] | None = None, client_info: JSON | None = None,
-                 on_notification: Callable[[str, JSON], Any] | None = None) -> None:
+                 on_notification: Callable[[str, JSON], Any] | None = None, record: str | None = None) -> None:
         if protocol not in ("auto", MODERN_VERSION, "legacy"):
             raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
         if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
@@ -3542,7 +3564,8 @@ class Client:
             timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
-        self.on_request, self.on_notification, self._trace = on_request, on_notification, trace
+        self._recorder = _Recorder(record, trace) if record else None
+        self.on_request, self.on_notification, self._trace = on_request, on_notification, self._recorder or trace
         self.declared, self.client_info, self.reconnect = capabilities, client_info, reconnect
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
@@ -3636,6 +3659,8 @@ class Client:
             raise
         if self._era_cache:   # what a pinned run learned helps an auto run too
             self._era_cache.put(key, "sse" if self._era.transport == "sse" else self._era.era)
+        if self._recorder:
+            self._recorder.write(server=self.name, era=self.era, protocol=self.protocol_version, transport=self.transport)
 
     async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
         """Shut the connection down, bounded; safe to call twice. Requests still waiting fail
@@ -5325,6 +5350,67 @@ class _Bridge:
             _quiet(parked[0])
 
 
+# replay: the bridge's serving, answered from a --record file -----------------------------------
+
+def _replay_key(method: str, params: JSON) -> tuple[str, str, bool]:
+    """What replay matches a request by: its method, its params but _meta (progress token, client info) in
+    key order (none for a handshake), and whether it is of 2026-07-28 (that era's _meta is in every request)."""
+    kept = {} if method in ("initialize", "server/discover") else {k: v for k, v in params.items() if k != "_meta"}
+    return method, json.dumps(kept, sort_keys=True, ensure_ascii=False), META_VERSION in _object(params.get("_meta"))
+
+
+def _recording(path: str, server: str | None) -> dict[tuple, list[tuple[list[JSON], JSON]]]:
+    """The exchanges of a --record file with ``server`` (or the only one there): request key -> [(the
+    notifications received while it waited, its answer)], in recorded order."""
+    entries = []
+    for line in _read_capped(path, "recording", MAX_FILE_ARGUMENT).decode("utf-8", "replace").split("\n"):
+        with contextlib.suppress(ValueError, RecursionError):   # a line cut short by a crash
+            entries.append(_object(_loads(line)))
+    names = sorted({str(e.get("server")) for e in entries if isinstance(e.get("message"), dict)})
+    if (server or names[:1] * (len(names) == 1) or [None])[0] not in names:
+        raise ConfigError(f"{path} holds no messages of {server!r}" if server else f"{path} holds messages of "
+                          f"{len(names)} servers: name one with --server" if names else f"{path} holds no messages")
+    exchanges: dict[tuple, list[tuple[list[JSON], JSON]]] = {}
+    waiting: dict[Any, tuple[tuple, list[JSON]]] = {}   # request id -> (its key, notifications meanwhile)
+    for entry in entries:
+        message, sent = _object(entry.get("message")), entry.get("direction") == "sent"
+        if entry.get("server") != (server or names[0]) or not message:
+            continue
+        if sent and isinstance(message.get("method"), str) and "id" in message:
+            waiting[_request_id(message["id"])] = (_replay_key(message["method"], _object(message.get("params"))), [])
+        elif not sent and "method" in message and "id" not in message:
+            for _, notes in waiting.values():
+                notes.append(message)
+        elif not sent and _request_id(message.get("id")) in waiting:
+            key, notes = waiting.pop(_request_id(message["id"]))
+            exchanges.setdefault(key, []).append((notes, message))
+    return exchanges
+
+
+class _Replay(_Bridge):
+    """``mcpmini replay``: a bridge whose ``connect`` is a recording (see _recording): each request gets
+    the next answer recorded for it (the last one again when they run out), after the notifications
+    received meanwhile; one not recorded gets an error naming the closest recorded request."""
+
+    async def handle(self, method: str, params: JSON) -> JSON:
+        key, recorded = _replay_key(method, params), self.connect
+        if not recorded.get(key):
+            import difflib
+            near = [f"{k[0]} {k[1]}" for k in recorded if k[0] == method] or [f"{k[0]} {k[1]}" for k in recorded]
+            closest = difflib.get_close_matches(f"{method} {key[1]}", near, 1, 0)
+            raise RemoteError(INVALID_PARAMS if any(k[0] == method for k in recorded) else METHOD_NOT_FOUND,
+                              f"replay: no {method} {key[1]} was recorded" + (f"; the closest: {closest[0]}"
+                                                                             if closest else ""))
+        notes, answer = recorded[key].pop(0) if len(recorded[key]) > 1 else recorded[key][0]
+        for note in notes:   # a progress notification gets this request's token
+            token = _object(params.get("_meta")).get("progressToken")
+            await self.send({**note, "params": {**_object(note.get("params")), "progressToken": token}}
+                            if note.get("method") == "notifications/progress" else note)
+        if "error" in answer:
+            raise RemoteError.from_wire(answer["error"])
+        return _object(answer.get("result"))
+
+
 def _parsed(data: bytes) -> Any:
     """A message from the bridged client; None for what cannot be read (a parse error)."""
     try:
@@ -5333,7 +5419,7 @@ def _parsed(data: bytes) -> Any:
         return None
 
 
-async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
+async def _bridge_stdio(connect: Any, *, eager: bool = False, kind: type = _Bridge) -> None:
     """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for, until stdin
     ends; only JSON-RPC is ever written to stdout. Daemon threads read and write: a client that stops
     reading blocks one, never the loop (which must still see SIGTERM and stdin's end); with os.read and
@@ -5361,7 +5447,7 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
                     for line in done:
                         loop.call_soon_threadsafe(lines.put_nowait, line)
         loop.call_soon_threadsafe(lines.put_nowait, None)
-    written, _, bridge = _in_daemon_thread(write), _in_daemon_thread(read), _Bridge(connect, send)
+    written, _, bridge = _in_daemon_thread(write), _in_daemon_thread(read), kind(connect, send)
     try:
         if eager:
             await bridge.upstream()
@@ -5384,8 +5470,8 @@ class _HTTPDownstream:
     (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the request wants progress or may meet
     a server request; what the bridge sends meanwhile goes to its progress token's stream, else the newest."""
 
-    def __init__(self, connect: Callable[..., Client], token: str | None) -> None:
-        self.bridge = _Bridge(connect, self.send)
+    def __init__(self, connect: Any, token: str | None, kind: type = _Bridge) -> None:
+        self.bridge = kind(connect, self.send)
         self.token, self.session = token, ""
         self.hosts: set[str] = set()    # what the Host header may say, once the port is known
         self.streams: list[tuple[Any, asyncio.Queue]] = []   # (progress token, events) open now
@@ -5506,10 +5592,10 @@ def _http_reply(status: int, body: bytes | None, headers: dict[str, str] | None 
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
 
 
-async def _bridge_http(connect: Callable[..., Client], host: str, port: int, token: str | None,
-                       announce: Callable[[str], None], *, eager: bool = False) -> None:
-    """Serve ``bridge --listen`` until cancelled."""
-    downstream = _HTTPDownstream(connect, token)
+async def _bridge_http(connect: Any, host: str, port: int, token: str | None,
+                       announce: Callable[[str], None], *, eager: bool = False, kind: type = _Bridge) -> None:
+    """Serve ``bridge --listen`` (and ``replay --listen``) until cancelled."""
+    downstream = _HTTPDownstream(connect, token, kind)
     server = await asyncio.start_server(downstream.serve, host, port, limit=MAX_BRIDGE_BODY + (64 << 10))
     bound = server.sockets[0].getsockname()[1]
     downstream.hosts = {f"{name}:{bound}" for name in (host, "localhost", "127.0.0.1", "[::1]")}
@@ -5829,6 +5915,8 @@ def _add_globals(p: Any, shown: bool) -> None:
     add("--no-color", action="store_true", help="no colour (also: NO_COLOR=1)")
     add("--trace", action="store_true",
         help="print every JSON-RPC message on stderr (cut; -vv prints them whole)")
+    add("--record", metavar="FILE", default=None, help="append every JSON-RPC message to FILE (JSON Lines; "
+        "see: mcpmini replay)")
     add("-v", "--verbose", action="count", default=0, dest="verbose" + after,
         help="show server stderr, the era negotiated and why, progress (-vv: debug)")
 
@@ -5917,13 +6005,18 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
     p.add_argument("--eager", action="store_true", help="connect to SERVER at once, not at the first request")
     p.add_argument("--login", action="store_true", help="when SERVER needs an OAuth login, run it "
                    "on this terminal (otherwise the request fails: run mcpmini login SERVER)")
-    p.add_argument("--listen", metavar="[HOST:]PORT", help="serve Streamable HTTP on HOST:PORT "
-                   "(default host 127.0.0.1) instead of stdio")
-    p.add_argument("--token", help="the bearer token HTTP clients must send (default: a random "
-                   "one, printed once on stderr)")
-    p.add_argument("--no-auth", action="store_true", help="accept HTTP clients without a token")
-    p.add_argument("--allow-remote", action="store_true",
-                   help="let --listen bind an address that is not loopback")
+    replay = command("replay", "serve a --record FILE to MCP clients on stdio (or loopback HTTP): each "
+                     "request is answered as recorded", "replay session.jsonl", "replay session.jsonl --listen 8800")
+    replay.add_argument("file", metavar="FILE", help="a file written by --record")
+    replay.add_argument("--server", metavar="NAME", help="the server to replay (when FILE holds several)")
+    for p in (p, replay):
+        p.add_argument("--listen", metavar="[HOST:]PORT", help="serve Streamable HTTP on HOST:PORT "
+                       "(default host 127.0.0.1) instead of stdio")
+        p.add_argument("--token", help="the bearer token HTTP clients must send (default: a random "
+                       "one, printed once on stderr)")
+        p.add_argument("--no-auth", action="store_true", help="accept HTTP clients without a token")
+        p.add_argument("--allow-remote", action="store_true",
+                       help="let --listen bind an address that is not loopback")
     p = command("check", "smoke-test servers for CI: connect (in each era spoken), list every page, "
                 "lint tools and schemas, run the calls asked for (exit 1 on a failed check, 3 "
                 "when a server cannot be reached)")
@@ -6024,7 +6117,7 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
                                       protocol=args.protocol or server.protocol or "auto"),
                   on_progress=out.on_progress, on_elicit=_elicitation(terminal, server) if terminal else None,
                   accept_defaults=args.accept_defaults, trace=trace if args.trace else None, auth=auth,
-                  list_cache=not args.no_cache, **extra)
+                  list_cache=not args.no_cache, record=args.record, **extra)
 
 
 # Asking the user (elicitation, confirmation) -------------------------------------------------
@@ -6620,15 +6713,19 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
 
 
 async def _cmd_bridge(args: Any, out: _Output) -> int:
-    server = _resolve_server(args.server, args, out)
-    login = args.login and _has_terminal()
+    """``bridge SERVER`` and ``replay FILE``: the same serving, in front of a Client or of a recording."""
+    if args.command == "replay":
+        kind, connect, name, eager = _Replay, _recording(args.file, args.server), args.file, False
+    else:
+        kind, server, eager = _Bridge, _resolve_server(args.server, args, out), args.eager
+        login, name = args.login and _has_terminal(), server.name
 
-    def connect(capabilities: JSON, client_info: JSON, on_request: Any, on_notification: Any) -> Client:
-        return _client_for(server, args, out, login, reconnect=True, on_request=on_request,
-                           on_notification=on_notification, capabilities=capabilities,
-                           client_info=client_info)
+        def connect(capabilities: JSON, client_info: JSON, on_request: Any, on_notification: Any) -> Client:
+            return _client_for(server, args, out, login, reconnect=True, on_request=on_request,
+                               on_notification=on_notification, capabilities=capabilities,
+                               client_info=client_info)
     if not args.listen:
-        await _bridge_stdio(connect, eager=args.eager)
+        await _bridge_stdio(connect, eager=eager, kind=kind)
         return 0
     host, _, port = args.listen.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
@@ -6640,11 +6737,14 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
     token = None if args.no_auth else (args.token or base64.urlsafe_b64encode(os.urandom(24)).decode())
 
     def announce(url: str) -> None:
-        out.note(f"mcpmini: bridge on {url} for {server.name}" + (
+        out.note(f"mcpmini: {args.command} on {url} for {name}" + (
             f"; clients send: Authorization: Bearer {token}" if token else " (no token: --no-auth)"))
         _remember_secret(token)   # shown once, above; redacted from everything after
-    await _bridge_http(connect, host, int(port), token, announce, eager=args.eager)
+    await _bridge_http(connect, host, int(port), token, announce, eager=eager, kind=kind)
     return 0
+
+
+_cmd_replay = _cmd_bridge
 
 
 # check: a smoke test for CI -------------------------------------------------------------------
