@@ -191,9 +191,10 @@ MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
 MAX_REMEMBERED_SERVERS = 200    # tool-list digests kept (the least recently used go first)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")   # spec: what a tool name should be (check lints it)
 SNAPSHOT_FORMAT = "mcpmini snapshot 1"   # `check --snapshot` files; `--against` reads this one only
-SNAPSHOT_FIELDS = {"tools": ("name", "title", "description", "inputSchema", "outputSchema", "annotations", "execution"),
-                   "resources": ("uri", "name", "mimeType", "description"), "prompts": ("name", "description", "arguments"),
-                   "resourceTemplates": ("uriTemplate", "name", "mimeType", "description")}   # the key first
+SNAPSHOT_FIELDS = {"tools": ("name", "title", "description", "inputSchema", "outputSchema", "annotations",
+                             "execution"), "resources": ("uri", "name", "mimeType", "description"),
+                   "resourceTemplates": ("uriTemplate", "name", "mimeType", "description"),
+                   "prompts": ("name", "description", "arguments")}   # each one's key first
 
 # Agent
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -3492,25 +3493,23 @@ def _cached_tool_names(server: ServerConfig) -> list[str]:
     return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
-class _Recorder:
-    """``record=PATH``: each JSON-RPC message with a server appended to PATH as a JSON line (time offset,
-    server, direction, message; era and transport once per connection), 0600 as it holds data. Only
-    messages: no HTTP header or env reaches it, and known secrets are redacted as in traces."""
-    started: dict[str, float] = {}   # a file's time zero in this process, shared by its servers
+_record_starts: dict[str, float] = {}   # a --record file's time zero in this process, shared by its servers
 
-    def __init__(self, path: str, trace: Callable[[str, str, Any], None] | None) -> None:
-        self.path, self.trace = path, trace
-        self.start = self.started.setdefault(os.path.abspath(path), time.monotonic())
 
-    def __call__(self, label: str, direction: str, message: Any) -> None:
-        if self.trace:
-            self.trace(label, direction, message)
-        self.write(server=label, direction="sent" if direction == "->" else "received", message=message)
+def _recorder(path: str, trace: Callable[[str, str, Any], None] | None) -> Callable[[str, str, Any], None]:
+    """``record=PATH``: a trace that appends each message to PATH as a JSON line (time offset, server,
+    direction, message; "connected": the era and transport), 0600. Messages only (no HTTP header, no
+    env), known secrets redacted as in traces."""
+    start = _record_starts.setdefault(os.path.abspath(path), time.monotonic())
 
-    def write(self, **entry: Any) -> None:
-        line = _redact(_json_text({"t": round(time.monotonic() - self.start, 3), **entry}, None)) + "\n"
-        with open(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a", encoding="utf-8") as f:
-            f.write(line)
+    def record(label: str, direction: str, message: Any) -> None:
+        if trace and direction != "connected":
+            trace(label, direction, message)
+        entry = {"t": round(time.monotonic() - start, 3), "server": label, **({"direction": "received"
+                 if direction == "<-" else "sent", "message": message} if direction != "connected" else message)}
+        with open(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a", encoding="utf-8") as f:
+            f.write(_redact(_json_text(entry, None)) + "\n")
+    return record
 
 
 class Client:
@@ -3564,8 +3563,8 @@ class Client:
             timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
-        self._recorder = _Recorder(record, trace) if record else None
-        self.on_request, self.on_notification, self._trace = on_request, on_notification, self._recorder or trace
+        self.on_request, self.on_notification, self.record = on_request, on_notification, record
+        self._trace = _recorder(record, trace) if record else trace
         self.declared, self.client_info, self.reconnect = capabilities, client_info, reconnect
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
@@ -3659,8 +3658,9 @@ class Client:
             raise
         if self._era_cache:   # what a pinned run learned helps an auto run too
             self._era_cache.put(key, "sse" if self._era.transport == "sse" else self._era.era)
-        if self._recorder:
-            self._recorder.write(server=self.name, era=self.era, protocol=self.protocol_version, transport=self.transport)
+        if self.record:   # once per connection
+            self._trace(self.name, "connected", {"era": self.era, "protocol": self.protocol_version,
+                                                 "transport": self.transport})
 
     async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
         """Shut the connection down, bounded; safe to call twice. Requests still waiting fail
@@ -5353,57 +5353,52 @@ class _Bridge:
 # replay: the bridge's serving, answered from a --record file -----------------------------------
 
 def _replay_key(method: str, params: JSON) -> tuple[str, str, bool]:
-    """What replay matches a request by: its method, its params but _meta (progress token, client info) in
-    key order (none for a handshake), and whether it is of 2026-07-28 (that era's _meta is in every request)."""
+    """What replay matches a request by: method, params but _meta (progress token, client info...; a
+    handshake's not at all) in key order, and whether it is of 2026-07-28 (its _meta is in every request)."""
     kept = {} if method in ("initialize", "server/discover") else {k: v for k, v in params.items() if k != "_meta"}
     return method, json.dumps(kept, sort_keys=True, ensure_ascii=False), META_VERSION in _object(params.get("_meta"))
 
 
 def _recording(path: str, server: str | None) -> dict[tuple, list[tuple[list[JSON], JSON]]]:
-    """The exchanges of a --record file with ``server`` (or the only one there): request key -> [(the
+    """A --record file's exchanges with ``server`` (or the only one there): request key -> [(the
     notifications received while it waited, its answer)], in recorded order."""
     entries = []
-    for line in _read_capped(path, "recording", MAX_FILE_ARGUMENT).decode("utf-8", "replace").split("\n"):
+    for line in _read_capped(path, "recording", MAX_FILE_ARGUMENT).split(b"\n"):
         with contextlib.suppress(ValueError, RecursionError):   # a line cut short by a crash
             entries.append(_object(_loads(line)))
     names = sorted({str(e.get("server")) for e in entries if isinstance(e.get("message"), dict)})
-    if (server or names[:1] * (len(names) == 1) or [None])[0] not in names:
-        raise ConfigError(f"{path} holds no messages of {server!r}" if server else f"{path} holds messages of "
-                          f"{len(names)} servers: name one with --server" if names else f"{path} holds no messages")
+    if (server := server or (names[0] if len(names) == 1 else None)) not in names:
+        raise ConfigError(f"{path}: choose the server to replay with --server: {', '.join(names) or 'none'}")
     exchanges: dict[tuple, list[tuple[list[JSON], JSON]]] = {}
     waiting: dict[Any, tuple[tuple, list[JSON]]] = {}   # request id -> (its key, notifications meanwhile)
-    for entry in entries:
-        message, sent = _object(entry.get("message")), entry.get("direction") == "sent"
-        if entry.get("server") != (server or names[0]) or not message:
-            continue
+    for message, sent in ((_object(e.get("message")), e.get("direction") == "sent") for e in entries
+                          if e.get("server") == server):
         if sent and isinstance(message.get("method"), str) and "id" in message:
             waiting[_request_id(message["id"])] = (_replay_key(message["method"], _object(message.get("params"))), [])
         elif not sent and "method" in message and "id" not in message:
             for _, notes in waiting.values():
                 notes.append(message)
-        elif not sent and _request_id(message.get("id")) in waiting:
-            key, notes = waiting.pop(_request_id(message["id"]))
-            exchanges.setdefault(key, []).append((notes, message))
+        elif not sent and (rid := _request_id(message.get("id"))) in waiting:
+            exchanges.setdefault(waiting[rid][0], []).append((waiting.pop(rid)[1], message))
     return exchanges
 
 
 class _Replay(_Bridge):
-    """``mcpmini replay``: a bridge whose ``connect`` is a recording (see _recording): each request gets
-    the next answer recorded for it (the last one again when they run out), after the notifications
-    received meanwhile; one not recorded gets an error naming the closest recorded request."""
+    """``mcpmini replay``: a bridge whose ``connect`` is a recording (see _recording). A request gets the
+    next answer recorded for it (the last again when they run out), after the notifications received
+    meanwhile; one not recorded gets an error naming the closest recorded request."""
 
     async def handle(self, method: str, params: JSON) -> JSON:
         key, recorded = _replay_key(method, params), self.connect
         if not recorded.get(key):
             import difflib
-            near = [f"{k[0]} {k[1]}" for k in recorded if k[0] == method] or [f"{k[0]} {k[1]}" for k in recorded]
-            closest = difflib.get_close_matches(f"{method} {key[1]}", near, 1, 0)
-            raise RemoteError(INVALID_PARAMS if any(k[0] == method for k in recorded) else METHOD_NOT_FOUND,
-                              f"replay: no {method} {key[1]} was recorded" + (f"; the closest: {closest[0]}"
-                                                                             if closest else ""))
+            near = [f"{k[0]} {k[1]}" for k in recorded if k[0] == method]
+            closest = difflib.get_close_matches(f"{method} {key[1]}", near or [f"{m} {p}" for m, p, _ in recorded], 1, 0)
+            raise RemoteError(INVALID_PARAMS if near else METHOD_NOT_FOUND, f"replay: no {method} {key[1]} "
+                              "was recorded" + f"; the closest: {closest[0]}" * bool(closest))
         notes, answer = recorded[key].pop(0) if len(recorded[key]) > 1 else recorded[key][0]
-        for note in notes:   # a progress notification gets this request's token
-            token = _object(params.get("_meta")).get("progressToken")
+        token = _object(params.get("_meta")).get("progressToken")
+        for note in notes:   # progress with this request's token
             await self.send({**note, "params": {**_object(note.get("params")), "progressToken": token}}
                             if note.get("method") == "notifications/progress" else note)
         if "error" in answer:
@@ -6886,10 +6881,12 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
         suite.add("capabilities", note=", ".join(client.capabilities) or "none")
         suite.add("instructions", [], _hidden({"text": text}, "text"), f"{len(text)} characters" if text else "none")
         lists = await _check_lists(client, suite)
-        suite.surface = {"server": info.get("name"), "protocols": [client.protocol_version], "instructions": text,
-                         "capabilities": client.capabilities, **{kind: {item[keys[0]]: {k: item[k] for k in keys if k in item}
-                         for item in lists.get(kind, []) if isinstance(_object(item).get(keys[0]), str)}
-                         for kind, keys in SNAPSHOT_FIELDS.items()}}   # nothing volatile: no version, _meta, time
+        suite.surface = {   # nothing volatile: no version, _meta, time
+            "server": info.get("name"), "protocols": [client.protocol_version], "instructions": text,
+            "capabilities": client.capabilities, **{kind: {item[keys[0]]: {k: item[k] for k in keys if k in item}
+                                                           for item in lists.get(kind, [])
+                                                           if isinstance(_object(item).get(keys[0]), str)}
+                                                    for kind, keys in SNAPSHOT_FIELDS.items()}}
         await _check_calls(client, suite, args, lists.get("tools", []))
     except MCPError as exc:   # the connection broke: the rest cannot be checked
         suite.add("connection", [str(exc)])
@@ -6920,7 +6917,8 @@ async def _cmd_check(args: Any, out: _Output) -> int:
             old = snapshot.get(server.name, [*snapshot.values(), None][0] if len(snapshot) == 1 else None)
             suites.append(_Suite(f"{spec} against {args.against}", args.strict))
             for status, kind, path, what in [] if old is None else _surface_changes(old, surfaces[server.name]):
-                suites[-1].add(path, [what] * (status == "fail"), [what] * (status == "warn"), what, kind=kind, path=path)
+                suites[-1].add(path, [what] * (status == "fail"), [what] * (status == "warn"), what, kind=kind,
+                               path=path)
             suites[-1].add("contract", [f"{server.name} is not in the snapshot"] * (old is None), note=(
                 f"{len(suites[-1].checks)} change(s) since the snapshot"))
     if args.snapshot:
@@ -6946,13 +6944,12 @@ async def _cmd_check(args: Any, out: _Output) -> int:
 
 def _snapshot_file(path: str) -> JSON:
     """The servers of a ``check --snapshot`` file (ConfigError for any other file)."""
-    try:
-        data = _object(_loads(_read_capped(path, "snapshot")))
-    except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"{path} is not a snapshot: not JSON ({exc})") from None
+    raw, data = _read_capped(path, "snapshot"), {"format": "not JSON"}
+    with contextlib.suppress(ValueError, RecursionError):
+        data = _object(_loads(raw))
     if data.get("format") != SNAPSHOT_FORMAT or not isinstance(data.get("servers"), dict):
-        raise ConfigError(f"{path} is not a snapshot of this mcpmini version (format {data.get('format')!r}, not "
-                          f"{SNAPSHOT_FORMAT!r}): write it afresh with: mcpmini check SERVER --snapshot {path}")
+        raise ConfigError(f"{path} is not a snapshot of this mcpmini version (format {data.get('format', 'none')!r}, "
+                          f"not {SNAPSHOT_FORMAT!r}): write it afresh with: mcpmini check SERVER --snapshot {path}")
     return {k: _object(v) for k, v in data["servers"].items()}
 
 
@@ -6966,7 +6963,7 @@ def _surface_changes(old: JSON, new: JSON) -> list[tuple[str, str, str, str]]:
         changes.extend(("fail", "removed", f"{at}.{k}", f"{noun} {k} removed") for k in sorted(a.keys() - b.keys()))
         changes.extend(("pass", "added", f"{at}.{k}", f"{noun} {k} added") for k in sorted(b.keys() - a.keys()))
         return sorted(a.keys() & b.keys())
-    keyed(dict.fromkeys(old.get("protocols", [])), dict.fromkeys(new.get("protocols", [])), "protocols", "protocol version")
+    keyed(*(dict.fromkeys(_listed(s.get("protocols"))) for s in (old, new)), "protocols", "protocol version")
     caps = [_object(s.get("capabilities")) for s in (old, new)]
     changes.extend(("warn", "changed", at, f"{at} changed") for at, a, b in [(k, old.get(k), new.get(k)) for k in (
         "server", "instructions")] + [(f"capabilities.{k}", caps[0][k], caps[1][k]) for k in keyed(
@@ -6989,63 +6986,62 @@ def _surface_changes(old: JSON, new: JSON) -> list[tuple[str, str, str, str]]:
 
 def _schema_changes(old: Any, new: Any, at: str, output: bool, note: Callable[..., None],
                     roots: tuple = (), seen: frozenset = frozenset()) -> None:
-    """Walk two JSON Schemas side by side (the keywords that hold schemas, ``anyOf``/``oneOf`` as sets of
-    alternatives, differing local ``$ref``s resolved): for input a narrowing breaks, a widening does not;
-    for output a removed property or a changed type breaks, other changes warn."""
+    """Walk two JSON Schemas side by side (keywords holding schemas; anyOf/oneOf as sets of alternatives;
+    differing local $refs resolved). Input: a narrowing fails, a widening passes; output: a removed
+    property or a changed type fails. Other changes warn."""
     roots = roots or (old, new)
 
     def judge(narrows: bool, where: str, what: str, kind: str = "") -> None:
-        note("warn" if output else "fail" if narrows else "pass", kind or ("widened", "narrowed")[narrows], where, what)
+        note("warn" if output else ("pass", "fail")[narrows], kind or ("widened", "narrowed")[narrows], where, what)
     if not (isinstance(old, dict) and isinstance(new, dict)):   # boolean schemas: false allows nothing
-        return judge(new is False or old is not False and not isinstance(new, dict), at,
-                     f"schema became {_json_text(new, None)[:60]}") if old != new else None
+        narrows = new is False or old is not False and not isinstance(new, dict)
+        return None if old == new else judge(narrows, at, f"schema became {_json_text(new, None)[:60]}")
     refs = tuple(str(s.get("$ref", "")) for s in (old, new))
-    if refs[0] != refs[1]:   # compare what they point at ("#/$defs/a~1b": $defs, then a/b)
-        targets = []
-        for schema, ref, root in zip((old, new), refs, roots):
-            for part in ref[1:].split("/")[1:] if ref.startswith("#") else ():
-                root = _object(root).get(part.replace("~1", "/").replace("~0", "~"))
-            targets.append(root if ref.startswith("#") else schema)
+    if refs[0] != refs[1]:   # what each points at: "#/$defs/a~1b" is $defs, then a/b
+        targets = [functools.reduce(lambda node, part: _object(node).get(part.replace("~1", "/").replace("~0", "~")),
+                                    ref[1:].split("/")[1:], root) if ref.startswith("#") else schema
+                   for schema, ref, root in zip((old, new), refs, roots)]
         return None if refs in seen else _schema_changes(*targets, at, output, note, roots, seen | {refs})
     kinds = [{t for t in (_listed(s["type"]) or [s["type"]]) if isinstance(t, str)} if "type" in s else
              set(JSON_TYPES) for s in (old, new)]
     cover = [k | ({"integer"} if "number" in k else set()) for k in kinds]   # a number may be an integer
-    if kinds[0] - cover[1] or kinds[1] - cover[0]:
-        note("fail" if output or kinds[0] - cover[1] else "pass", "changed" if output else ("widened", "narrowed")[
-            bool(kinds[0] - cover[1])], f"{at}.type", f"type {'/'.join(sorted(kinds[0]))} became {'/'.join(sorted(kinds[1]))}")
-    enums = [{json.dumps(v, sort_keys=True) for v in _listed(s.get("enum"))} if "enum" in s else None for s in (old, new)]
+    lost, gained = kinds[0] - cover[1], kinds[1] - cover[0]
+    if lost or gained:
+        note("fail" if output or lost else "pass", "changed" if output else ("widened", "narrowed")[bool(lost)],
+             f"{at}.type", f"type {'/'.join(sorted(kinds[0]))} became {'/'.join(sorted(kinds[1]))}")
+    enums = [{json.dumps(v, sort_keys=True) for v in _listed(s["enum"])} if "enum" in s else None for s in (old, new)]
     if enums[0] != enums[1]:
         narrows = enums[1] is not None and (enums[0] is None or bool(enums[0] - enums[1]))
-        judge(narrows, f"{at}.enum", "enum value removed" if narrows else "enum value added")
+        judge(narrows, f"{at}.enum", f"enum value {('added', 'removed')[narrows]}")
     for key, sign in TIGHTER.items():
         was, now = old.get(key), new.get(key)
         if was != now and all(isinstance(v, (int, float, type(None))) for v in (was, now)):
-            judge(now is not None and (was is None or (now - was) * sign > 0), f"{at}.{key}", f"{key} {was} became {now}")
-    required, props = [set(_listed(s.get("required"))) for s in (old, new)], [_object(s.get("properties")) for s in (old, new)]
-    for k in sorted(props[0].keys() - props[1].keys()):
-        note("fail", "removed", f"{at}.properties.{k}", f"{('input', 'output')[output]} property {k} removed")
-    for k in sorted(props[1].keys() - props[0].keys() | (required[0] ^ required[1]) & props[1].keys() & props[0].keys()):
+            judge(now is not None and (was is None or (now - was) * sign > 0), f"{at}.{key}", f"{key} {was} → {now}")
+    required = [{r for r in _listed(s.get("required")) if isinstance(r, str)} for s in (old, new)]
+    props = [_object(s.get("properties")) for s in (old, new)]
+    for k in sorted(props[0].keys() ^ props[1].keys() | (required[0] ^ required[1]) & props[0].keys() & props[1].keys()):
         narrows, where = k in required[1] - required[0], f"{at}.properties.{k}"
-        if k not in props[0]:
-            note("fail" if narrows and not output else "pass", "added", where, f"{'required ' * narrows}property {k} added")
+        if k not in props[1]:
+            note("fail", "removed", where, f"{('input', 'output')[output]} property {k} removed")
+        elif k not in props[0]:
+            note(("pass", "fail")[narrows and not output], "added", where, f"{'required ' * narrows}property {k} added")
         else:
-            judge(narrows, where, f"property {k} {'became' if narrows else 'no longer'} required", "required")
-    handled = {"type", "enum", "required", "$ref", "properties", *TIGHTER, *SCHEMA_ONE, *SCHEMA_LIST, *SCHEMA_MAP}
+            judge(narrows, where, f"property {k} {('no longer', 'became')[narrows]} required", "required")
     for key in sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k)):
         was, now, where = old.get(key), new.get(key), f"{at}.{key}"
-        if key in SCHEMA_ONE:
+        if key in SCHEMA_ONE:   # absent: anything goes
             _schema_changes({} if was is None else was, {} if now is None else now, where, output, note, roots, seen)
         elif key == "properties" or key in SCHEMA_MAP:
             for k in sorted(_object(was).keys() & _object(now).keys()):
                 _schema_changes(was[k], now[k], f"{where}.{k}", output, note, roots, seen)
-        elif key in SCHEMA_LIST:   # sets of alternatives: one changed is walked, others removed or added
+        elif key in SCHEMA_LIST:   # one alternative changed is walked; else they are removed or added
             was, now = ({json.dumps(x, sort_keys=True): x for x in _listed(v)} for v in (was, now))
             gone, came = [was[k] for k in was.keys() - now.keys()], [now[k] for k in now.keys() - was.keys()]
             if len(gone) == len(came) == 1:
                 _schema_changes(gone[0], came[0], where, output, note, roots, seen)
             elif gone or came:
                 judge(bool(came if key == "allOf" else gone), where, f"{len(gone)} removed, {len(came)} added")
-        elif key not in handled:
+        elif key not in ("type", "enum", "required", "$ref", *TIGHTER):
             note("warn", "changed", where, f"{key} changed")
 
 

@@ -190,7 +190,7 @@ def test_several_servers_in_one_file_and_junit(cli, fake, tmp_path):
 
 
 @pytest.mark.parametrize("content,problem", [
-    ("{not json", "not JSON"), ('{"servers": {}}', "format None"),
+    ("{not json", "not JSON"), ('{"servers": {}}', "format 'none'"),
     ('{"format": "mcpmini snapshot 0", "servers": {}}', "format 'mcpmini snapshot 0'")])
 def test_a_file_that_is_not_a_snapshot_is_a_config_error(cli, fake, tmp_path, content, problem):
     path = tmp_path / "other.json"
