@@ -82,6 +82,8 @@ CASES = [   # (what changes, the change, status, kind, JSON path)
      "capabilities.completions"),
     ("taskSupport becomes required", lambda s: s["tools"][0]["execution"].update(taskSupport="required"),
      "fail", "required", "tools.forecast.execution.taskSupport"),
+    ("outputSchema removed", lambda s: s["tools"][0].pop("outputSchema"), "fail", "removed",
+     "tools.forecast.outputSchema"),
     ("tool added", lambda s: s["tools"].append({"name": "extra", "description": "More."}), "pass", "added",
      "tools.extra"),
     ("prompt added", lambda s: s["prompts"].append({"name": "bye"}), "pass", "added", "prompts.bye"),
@@ -141,6 +143,15 @@ def test_each_change_is_classified(contract, what, change, status, kind, path):
     code, data = check("--against", str(snapshot))
     assert changes(data) == {path: (status, kind)}, what
     assert code == (1 if status == "fail" else 0) and data[status] >= 1
+
+
+def test_an_output_schema_added_is_compatible(cli, fake, tmp_path):
+    bare = {**BASE, "tools": [{k: v for k, v in TOOL.items() if k != "outputSchema"}]}
+    server, snapshot = fake("legacy", **bare), tmp_path / "s.json"
+    assert cli("check", server.cmdline, "--snapshot", snapshot).code == 0
+    server.configure("legacy", **BASE)
+    result = cli("check", server.cmdline, "--against", snapshot, "--json")
+    assert result.code == 0 and changes(json.loads(result.out)) == {"tools.forecast.outputSchema": ("pass", "added")}
 
 
 def test_unchanged_server_has_no_changes_and_warnings_fail_with_strict(contract):
