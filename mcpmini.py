@@ -6912,14 +6912,14 @@ async def _cmd_check(args: Any, out: _Output) -> int:
                 mine[0].add("legacy era", note=f"not spoken ({legacy.checks[0][2]})")
         suites += mine
         if mine[0].surface:
-            surfaces[server.name] = {**mine[0].surface, "protocols": sorted(s.surface["protocols"][0] for s in mine)}
-        if snapshot is not None and server.name in surfaces:   # by name, or the one there is
-            old = snapshot.get(server.name, [*snapshot.values(), None][0] if len(snapshot) == 1 else None)
+            surfaces[spec] = {**mine[0].surface, "protocols": sorted(s.surface["protocols"][0] for s in mine)}
+        if snapshot is not None and spec in surfaces:   # by SERVER as given, or the one there is
+            old = snapshot.get(spec, [*snapshot.values(), None][0] if len(snapshot) == 1 else None)
             suites.append(_Suite(f"{spec} against {args.against}", args.strict))
-            for status, kind, path, what in [] if old is None else _surface_changes(old, surfaces[server.name]):
+            for status, kind, path, what in [] if old is None else _surface_changes(old, surfaces[spec]):
                 suites[-1].add(path, [what] * (status == "fail"), [what] * (status == "warn"), what, kind=kind,
                                path=path)
-            suites[-1].add("contract", [f"{server.name} is not in the snapshot"] * (old is None), note=(
+            suites[-1].add("contract", [f"{spec} is not in the snapshot"] * (old is None), note=(
                 f"{len(suites[-1].checks)} change(s) since the snapshot"))
     if args.snapshot:
         with open(args.snapshot, "w", encoding="utf-8") as f:
