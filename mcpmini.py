@@ -5390,6 +5390,8 @@ class _Replay(_Bridge):
 
     async def handle(self, method: str, params: JSON) -> JSON:
         key, recorded = _replay_key(method, params), self.connect
+        if not recorded.get(key) and method == "ping":   # a server always answers ping
+            return {}
         if not recorded.get(key):
             import difflib
             near = [f"{k[0]} {k[1]}" for k in recorded if k[0] == method]
