@@ -187,3 +187,17 @@ def test_recorded_ask_replays_offline_to_the_same_answer(cli, tmp_path):
     finally:
         model.terminate()
         model.wait(10)
+
+
+def test_bridge_records_what_it_exchanges_upstream(tmp_path):
+    record = tmp_path / "bridge.jsonl"
+    requests = [rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                      "clientInfo": {"name": "t", "version": "1"}}),
+                {"jsonrpc": "2.0", "method": "notifications/initialized"}, rpc(2, "tools/list")]
+    with running("--record", record, "bridge", WEATHER, stdin=subprocess.PIPE, text=True) as bridge:
+        bridge.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        bridge.stdin.flush()
+        answers = [json.loads(bridge.stdout.readline()) for _ in range(2)]   # (the test's deadline bounds it)
+    assert [a["id"] for a in answers] == [1, 2] and answers[1]["result"]["tools"][0]["name"] == "get_forecast"
+    upstream = [e for e in lines(record) if e.get("direction") == "received" and "result" in e["message"]]
+    assert any("tools" in e["message"]["result"] for e in upstream)
