@@ -6976,8 +6976,8 @@ def _surface_changes(old: JSON, new: JSON) -> list[tuple[str, str, str, str]]:
             for field in sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k)):
                 at, was, now = f"{kind}.{name}.{field}", a.get(field), b.get(field)
                 if field in ("inputSchema", "outputSchema") and None in (was, now):
-                    kind = ("added", "removed")[now is None]
-                    changes.append((("pass", "fail")[now is None], kind, at, f"{field} {kind}"))
+                    what = ("added", "removed")[now is None]
+                    changes.append((("pass", "fail")[now is None], what, at, f"{field} {what}"))
                 elif field in ("inputSchema", "outputSchema", "arguments"):   # a prompt's arguments as a schema
                     was, now = (_prompt_schema({"arguments": v})["inputSchema"] if field == "arguments" else v or {}
                                 for v in (was, now))

@@ -147,6 +147,16 @@ def test_each_change_is_classified(contract, what, change, status, kind, path):
     assert code == (1 if status == "fail" else 0) and data[status] >= 1
 
 
+def test_several_changes_are_each_reported(contract):
+    server, snapshot, check = contract
+    server.configure("legacy", **edit(lambda s: (s["tools"][0].pop("outputSchema"), s["tools"][0].update(title="T"),
+                                                 props(s).pop("days"), s["resources"][0].update(name="b")))())
+    code, data = check("--against", str(snapshot))
+    assert code == 1 and changes(data) == {
+        "tools.forecast.outputSchema": ("fail", "removed"), "tools.forecast.title": ("warn", "changed"),
+        f"{IN}.properties.days": ("fail", "removed"), "resources.fake://a.name": ("warn", "changed")}
+
+
 def test_an_output_schema_added_is_compatible(cli, fake, tmp_path):
     bare = {**BASE, "tools": [{k: v for k, v in TOOL.items() if k != "outputSchema"}]}
     server, snapshot = fake("legacy", **bare), tmp_path / "s.json"
