@@ -178,6 +178,8 @@ FORMATS = {"email": (r"[^@\s]+@[^@\s]+\.[^@\s.]+", "an email address"),
                          "a date and time: YYYY-MM-DDTHH:MM:SSZ")}
 EXAMPLE_CONFIG = "examples/mcp.json"   # the help's examples name it (they run from the repository's root)
 YES_NO = {"y": True, "yes": True, "true": True, "n": False, "no": False, "false": False}
+TIGHTER = {"minimum": 1, "exclusiveMinimum": 1, "minLength": 1, "minItems": 1, "minProperties": 1, "maximum": -1,
+           "exclusiveMaximum": -1, "maxLength": -1, "maxItems": -1, "maxProperties": -1}   # +1: a rise narrows
 
 # OAuth
 OAUTH_TIMEOUT = 10.0            # one OAuth HTTP exchange (metadata, registration, token)
@@ -213,6 +215,11 @@ MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than thi
 MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")   # spec: what a tool name should be (check lints it)
 TOOL_PATTERN = re.compile(r"[A-Za-z0-9_.*?\[\]!-]")   # a tool-name pattern needs one of these to match
+SNAPSHOT_FORMAT = "mcpmini snapshot 1"   # `check --snapshot` files; `--against` reads this one only
+SNAPSHOT_FIELDS = {"tools": ("name", "title", "description", "inputSchema", "outputSchema", "annotations",
+                             "execution"), "resources": ("uri", "name", "mimeType", "description"),
+                   "resourceTemplates": ("uriTemplate", "name", "mimeType", "description"),
+                   "prompts": ("name", "description", "arguments")}   # each one's key first
 
 # Agent
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -3771,6 +3778,25 @@ class _Recovery:
                     raise
 
 
+_record_starts: dict[str, float] = {}   # a --record file's time zero in this process, shared by its servers
+
+
+def _recorder(path: str, trace: Callable[[str, str, Any], None] | None) -> Callable[[str, str, Any], None]:
+    """``record=PATH``: a trace that appends each message to PATH as a JSON line (time offset, server,
+    direction, message; "connected": the era and transport), 0600. Messages only (no HTTP header, no
+    env), known secrets redacted as in traces."""
+    start = _record_starts.setdefault(os.path.abspath(path), time.monotonic())
+
+    def record(label: str, direction: str, message: Any) -> None:
+        if trace and direction != "connected":
+            trace(label, direction, message)
+        entry = {"t": round(time.monotonic() - start, 3), "server": label, **({"direction": "received"
+                 if direction == "<-" else "sent", "message": message} if direction != "connected" else message)}
+        with open(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a", encoding="utf-8") as f:
+            f.write(_redact(_json_text(entry, None)) + "\n")
+    return record
+
+
 class Client:
     """A connection to one MCP server, as an async context manager.
 
@@ -3798,7 +3824,8 @@ class Client:
     others from ``list_tools`` (``hidden_tools``) and refuses calls to them (ConfigError, nothing sent).
     After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
     ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
-    "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
+    "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache.
+    ``record``: a file to append every message to (JSON Lines, for ``mcpmini replay``)."""
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
                  cwd: str | None = None, headers: dict[str, str] | None = None, protocol: str = "auto",
@@ -3810,7 +3837,8 @@ class Client:
                  on_request: Callable[[str, JSON], Any] | None = None, client_info: JSON | None = None,
                  on_notification: Callable[[str, JSON], Any] | None = None,
                  on_event: Callable[[str, JSON], Any] | None = None, validate: bool = False,
-                 allow: list[str] | None = None, deny: list[str] | None = None, read_only: bool = False) -> None:
+                 allow: list[str] | None = None, deny: list[str] | None = None, read_only: bool = False,
+                 record: str | None = None) -> None:
         if protocol not in ("auto", MODERN_VERSION, "legacy"):
             raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
         config = _server_config(server)
@@ -3819,7 +3847,8 @@ class Client:
             timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
-        self.on_request, self.on_notification, self._trace = on_request, on_notification, trace
+        self.on_request, self.on_notification, self.record = on_request, on_notification, record
+        self._trace = _recorder(record, trace) if record else trace
         self.declared, self.client_info, self.reconnect, self.validate = capabilities, client_info, reconnect, validate
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
@@ -3909,6 +3938,9 @@ class Client:
         era = "sse" if self._era.transport == "sse" else self._era.era
         if self._era_cache and era != cached:   # what a pinned run learned helps an auto run too
             self._era_cache.put(key, era)
+        if self.record:   # once per connection
+            self._trace(self.name, "connected", {"era": self.era, "protocol": self.protocol_version,
+                                                 "transport": self.transport})
 
     async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
         """Shut the connection down, bounded; safe to call twice. Requests still waiting fail
@@ -5853,6 +5885,64 @@ class _Bridge:
             _quiet(parked[0])
 
 
+# replay: the bridge's serving, answered from a --record file -----------------------------------
+
+def _replay_key(method: str, params: JSON) -> tuple[str, str, bool]:
+    """What replay matches a request by: method, params but _meta (progress token, client info...; a
+    handshake's not at all) in key order, and whether it is of 2026-07-28 (its _meta is in every request)."""
+    kept = {} if method in ("initialize", "server/discover") else {k: v for k, v in params.items() if k != "_meta"}
+    return method, json.dumps(kept, sort_keys=True, ensure_ascii=False), META_VERSION in _object(params.get("_meta"))
+
+
+def _recording(path: str, server: str | None) -> dict[tuple, list[tuple[list[JSON], JSON]]]:
+    """A --record file's exchanges with ``server`` (or the only one there): request key -> [(the
+    notifications received while it waited, its answer)], in recorded order."""
+    entries = []
+    for line in _read_capped(path, "recording", MAX_FILE_ARGUMENT).split(b"\n"):
+        with contextlib.suppress(ValueError, RecursionError):   # a line cut short by a crash
+            entries.append(_object(_loads(line)))
+    names = sorted({str(e.get("server")) for e in entries if isinstance(e.get("message"), dict)})
+    if (server := server or (names[0] if len(names) == 1 else None)) not in names:
+        raise ConfigError(f"{path}: choose the server to replay with --server: {', '.join(names) or 'none'}")
+    exchanges: dict[tuple, list[tuple[list[JSON], JSON]]] = {}
+    waiting: dict[Any, tuple[tuple, list[JSON]]] = {}   # request id -> (its key, notifications meanwhile)
+    for message, sent in ((_object(e.get("message")), e.get("direction") == "sent") for e in entries
+                          if e.get("server") == server):
+        if sent and isinstance(message.get("method"), str) and "id" in message:
+            waiting[_request_id(message["id"])] = (_replay_key(message["method"], _object(message.get("params"))), [])
+        elif not sent and "method" in message and "id" not in message:
+            for _, notes in waiting.values():
+                notes.append(message)
+        elif not sent and (rid := _request_id(message.get("id"))) in waiting:
+            exchanges.setdefault(waiting[rid][0], []).append((waiting.pop(rid)[1], message))
+    return exchanges
+
+
+class _Replay(_Bridge):
+    """``mcpmini replay``: a bridge whose ``connect`` is a recording (see _recording). A request gets the
+    next answer recorded for it (the last again when they run out), after the notifications received
+    meanwhile; one not recorded gets an error naming the closest recorded request."""
+
+    async def handle(self, method: str, params: JSON) -> JSON:
+        key, recorded = _replay_key(method, params), self.connect
+        if not recorded.get(key) and method == "ping":   # a server always answers ping
+            return {}
+        if not recorded.get(key):
+            import difflib
+            near = [f"{k[0]} {k[1]}" for k in recorded if k[0] == method]
+            closest = difflib.get_close_matches(f"{method} {key[1]}", near or [f"{m} {p}" for m, p, _ in recorded], 1, 0)
+            raise RemoteError(INVALID_PARAMS if near else METHOD_NOT_FOUND, f"replay: no {method} {key[1]} "
+                              "was recorded" + f"; the closest: {closest[0]}" * bool(closest))
+        notes, answer = recorded[key].pop(0) if len(recorded[key]) > 1 else recorded[key][0]
+        token = _object(params.get("_meta")).get("progressToken")
+        for note in notes:   # progress with this request's token
+            await self.send({**note, "params": {**_object(note.get("params")), "progressToken": token}}
+                            if note.get("method") == "notifications/progress" else note)
+        if "error" in answer:
+            raise RemoteError.from_wire(answer["error"])
+        return _object(answer.get("result"))
+
+
 def _parsed(data: bytes) -> Any:
     """A message from the bridged client; None for what cannot be read (a parse error)."""
     try:
@@ -5861,7 +5951,7 @@ def _parsed(data: bytes) -> Any:
         return None
 
 
-async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
+async def _bridge_stdio(connect: Any, *, eager: bool = False, kind: type = _Bridge) -> None:
     """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for, until stdin
     ends; only JSON-RPC is ever written to stdout. stdin is read by the loop where it can watch it (a
     pipe, a socket, a terminal; else a daemon thread reads); a reply goes out at once while stdout can
@@ -5922,7 +6012,7 @@ async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) 
             while chunk := os.read(0, READ_CHUNK):
                 loop.call_soon_threadsafe(take, chunk)
         loop.call_soon_threadsafe(take, b"")
-    written, bridge = _in_daemon_thread(write), _Bridge(connect, send)
+    written, bridge = _in_daemon_thread(write), kind(connect, send)
     try:
         loop.add_reader(0, readable)
     except (OSError, ValueError):   # EPERM: a regular file
@@ -5945,8 +6035,8 @@ class _HTTPDownstream:
     (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the request wants progress or may meet
     a server request; what the bridge sends meanwhile goes to its progress token's stream, else the newest."""
 
-    def __init__(self, connect: Callable[..., Client], token: str | None) -> None:
-        self.bridge = _Bridge(connect, self.send)
+    def __init__(self, connect: Any, token: str | None, kind: type = _Bridge) -> None:
+        self.bridge = kind(connect, self.send)
         self.token, self.session = token, ""
         self.hosts: set[str] = set()    # what the Host header may say, once the port is known
         self.streams: list[tuple[Any, asyncio.Queue]] = []   # (progress token, events) open now
@@ -6067,10 +6157,10 @@ def _http_reply(status: int, body: bytes | None, headers: dict[str, str] | None 
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
 
 
-async def _bridge_http(connect: Callable[..., Client], host: str, port: int, token: str | None,
-                       announce: Callable[[str], None], *, eager: bool = False) -> None:
-    """Serve ``bridge --listen`` until cancelled."""
-    downstream = _HTTPDownstream(connect, token)
+async def _bridge_http(connect: Any, host: str, port: int, token: str | None,
+                       announce: Callable[[str], None], *, eager: bool = False, kind: type = _Bridge) -> None:
+    """Serve ``bridge --listen`` (and ``replay --listen``) until cancelled."""
+    downstream = _HTTPDownstream(connect, token, kind)
     server = await asyncio.start_server(downstream.serve, host, port, limit=MAX_BRIDGE_BODY + (64 << 10))
     bound = server.sockets[0].getsockname()[1]
     downstream.hosts = {f"{name}:{bound}" for name in (host, "localhost", "127.0.0.1", "[::1]")}
@@ -6466,6 +6556,8 @@ def _add_globals(p: Any, shown: bool) -> None:
     add("--no-color", action="store_true", help="no colour (also: NO_COLOR=1)")
     add("--trace", action="store_true",
         help="print every JSON-RPC message on stderr (cut; -vv prints them whole)")
+    add("--record", metavar="FILE", default=None, help="append every JSON-RPC message to FILE (JSON Lines; "
+        "see: mcpmini replay)")
     add("-v", "--verbose", action="count", default=0, dest="verbose" + after,
         help="show server stderr, the era negotiated and why, progress (-vv: debug)")
 
@@ -6565,13 +6657,18 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
     p.add_argument("--eager", action="store_true", help="connect to SERVER at once, not at the first request")
     p.add_argument("--login", action="store_true", help="when SERVER needs an OAuth login, run it "
                    "on this terminal (otherwise the request fails: run mcpmini login SERVER)")
-    p.add_argument("--listen", metavar="[HOST:]PORT", help="serve Streamable HTTP on HOST:PORT "
-                   "(default host 127.0.0.1) instead of stdio")
-    p.add_argument("--token", help="the bearer token HTTP clients must send (default: a random "
-                   "one, printed once on stderr)")
-    p.add_argument("--no-auth", action="store_true", help="accept HTTP clients without a token")
-    p.add_argument("--allow-remote", action="store_true",
-                   help="let --listen bind an address that is not loopback")
+    replay = command("replay", "serve a --record FILE to MCP clients on stdio (or loopback HTTP): each "
+                     "request is answered as recorded", "replay session.jsonl", "replay session.jsonl --listen 8800")
+    replay.add_argument("file", metavar="FILE", help="a file written by --record")
+    replay.add_argument("--server", metavar="NAME", help="the server to replay (when FILE holds several)")
+    for p in (p, replay):
+        p.add_argument("--listen", metavar="[HOST:]PORT", help="serve Streamable HTTP on HOST:PORT "
+                       "(default host 127.0.0.1) instead of stdio")
+        p.add_argument("--token", help="the bearer token HTTP clients must send (default: a random "
+                       "one, printed once on stderr)")
+        p.add_argument("--no-auth", action="store_true", help="accept HTTP clients without a token")
+        p.add_argument("--allow-remote", action="store_true",
+                       help="let --listen bind an address that is not loopback")
     p = command("check", "smoke-test servers for CI: connect (in each era spoken), list every page, "
                 "lint tools and schemas, run the calls asked for (exit 1 on a failed check, 3 "
                 "when a server cannot be reached)", 'check "python3 examples/weather_server.py" --call '
@@ -6586,6 +6683,8 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
                    help="get a prompt (repeatable)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument("--junit", metavar="FILE", help="also write the results to FILE as JUnit XML")
+    p.add_argument("--snapshot", metavar="FILE", help="write the servers' surfaces to FILE (stable JSON to commit)")
+    p.add_argument("--against", metavar="FILE", help="compare with a --snapshot FILE: breaking changes fail")
 
 
 # Resolving SERVER ----------------------------------------------------------------------------
@@ -6666,7 +6765,7 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
                                       protocol=args.protocol or server.protocol or "auto"),
                   on_progress=out.on_progress, on_elicit=_elicitation(terminal, server) if terminal else None,
                   accept_defaults=args.accept_defaults, trace=trace if args.trace else None, auth=auth,
-                  list_cache=not args.no_cache, allow=args.allow, deny=args.deny, read_only=args.read_only, **extra)
+                  list_cache=not args.no_cache, allow=args.allow, deny=args.deny, read_only=args.read_only, record=args.record, **extra)
 
 
 # Asking the user (elicitation, confirmation) -------------------------------------------------
@@ -7348,15 +7447,19 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
 
 
 async def _cmd_bridge(args: Any, out: _Output) -> int:
-    server = _resolve_server(args.server, args, out)
-    login = args.login and _has_terminal()
+    """``bridge SERVER`` and ``replay FILE``: the same serving, in front of a Client or of a recording."""
+    if args.command == "replay":
+        kind, connect, name, eager = _Replay, _recording(args.file, args.server), args.file, False
+    else:
+        kind, server, eager = _Bridge, _resolve_server(args.server, args, out), args.eager
+        login, name = args.login and _has_terminal(), server.name
 
-    def connect(capabilities: JSON, client_info: JSON, on_request: Any, on_notification: Any) -> Client:
-        return _client_for(server, args, out, login, reconnect=True, on_request=on_request,
-                           on_notification=on_notification, capabilities=capabilities,
-                           client_info=client_info)
+        def connect(capabilities: JSON, client_info: JSON, on_request: Any, on_notification: Any) -> Client:
+            return _client_for(server, args, out, login, reconnect=True, on_request=on_request,
+                               on_notification=on_notification, capabilities=capabilities,
+                               client_info=client_info)
     if not args.listen:
-        await _bridge_stdio(connect, eager=args.eager)
+        await _bridge_stdio(connect, eager=eager, kind=kind)
         return 0
     host, _, port = args.listen.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
@@ -7368,11 +7471,14 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
     token = None if args.no_auth else (args.token or base64.urlsafe_b64encode(os.urandom(24)).decode())
 
     def announce(url: str) -> None:
-        out.note(f"mcpmini: bridge on {url} for {server.name}" + (
+        out.note(f"mcpmini: {args.command} on {url} for {name}" + (
             f"; clients send: Authorization: Bearer {token}" if token else " (no token: --no-auth)"))
         _remember_secret(token)   # shown once, above; redacted from everything after
-    await _bridge_http(connect, host, int(port), token, announce, eager=args.eager)
+    await _bridge_http(connect, host, int(port), token, announce, eager=eager, kind=kind)
     return 0
+
+
+_cmd_replay = _cmd_bridge
 
 
 # check: a smoke test for CI -------------------------------------------------------------------
@@ -7381,13 +7487,15 @@ class _Suite:
     """One server in one era: its checks (name, pass/warn/fail, detail, seconds); strict: warnings fail."""
 
     def __init__(self, name: str, strict: bool, classname: str = "") -> None:
-        self.name, self.strict, self.reached, self.mark = name, strict, True, time.monotonic()
+        self.name, self.strict, self.reached, self.mark, self.surface = name, strict, True, time.monotonic(), {}
         self.classname = classname   # JUnit's: the server's name (or its program) and the era
         self.checks: list[tuple[str, str, str, float]] = []
+        self.extra: dict[int, JSON] = {}   # check -> what --json adds (a contract change's kind and path)
 
-    def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "") -> None:
+    def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "", **extra: Any) -> None:
         detail = _redact(_visible(_flags("; ".join([*fails, *warns]) or note), True))
         status = "fail" if fails or warns and self.strict else "warn" if warns else "pass"
+        self.extra[len(self.checks)] = extra
         self.checks.append((_visible(name, True), status, detail, time.monotonic() - self.mark))
         self.mark = time.monotonic()   # each check's time is the time since the last one
 
@@ -7429,7 +7537,7 @@ def _schema_problems(schema: Any, where: str) -> list[str]:
     return problems
 
 
-async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
+async def _check_lists(client: Client, suite: _Suite) -> dict[str, list[Any]]:
     """Every page of every list, fresh (a cursor that comes back fails), and the tool lints:
     names (spec: 1-128 of A-Z a-z 0-9 _ - ., unique), schemas, descriptions, hidden text."""
     lists: dict[str, list[Any]] = {}   # what was received, even of a listing that failed
@@ -7470,7 +7578,7 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
     if client.policy.active:   # every tool is linted whatever the policy: a lint is about the server
         hidden = [t for t in tools if isinstance(t, dict) and client.policy.refusal(t)]
         suite.add("tool policy", note=f"it would hide {len(hidden)} of {len(tools)} tools")
-    return tools
+    return lists
 
 
 async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any]) -> None:
@@ -7530,7 +7638,14 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
         suite.add("server info", note=f"{info.get('name', '?')} {info.get('version', '')}")
         suite.add("capabilities", note=", ".join(client.capabilities) or "none")
         suite.add("instructions", [], _hidden({"text": text}, "text"), f"{len(text)} characters" if text else "none")
-        await _check_calls(client, suite, args, await _check_lists(client, suite))
+        lists = await _check_lists(client, suite)
+        suite.surface = {   # nothing volatile: no version, _meta, time
+            "server": info.get("name"), "protocols": [client.protocol_version], "instructions": text,
+            "capabilities": client.capabilities, **{kind: {item[keys[0]]: {k: item[k] for k in keys if k in item}
+                                                           for item in lists.get(kind, [])
+                                                           if isinstance(_object(item).get(keys[0]), str)}
+                                                    for kind, keys in SNAPSHOT_FIELDS.items()}}
+        await _check_calls(client, suite, args, lists.get("tools", []))
     except MCPError as exc:   # the connection broke: the rest cannot be checked
         suite.add("connection", [str(exc)])
     finally:
@@ -7547,22 +7662,41 @@ async def _cmd_check(args: Any, out: _Output) -> int:
                           "arguments of --call with --: mcpmini check --call TOOL ARG... -- SERVER")
     servers = [(spec, _resolve_server(spec, args, out)) for spec in args.servers]
     _check_writable(args.junit)
+    _check_writable(args.snapshot)
+    snapshot = _snapshot_file(args.against) if args.against else None
     suites: list[_Suite] = []
+    surfaces: JSON = {}
     for spec, server in servers:
-        suites.append(await _check_era(spec, server, args, out))
-        if suites[-1].name.endswith(f"({MODERN_VERSION})") and not (args.protocol or server.protocol):
+        mine = [await _check_era(spec, server, args, out)]
+        if mine[0].name.endswith(f"({MODERN_VERSION})") and not (args.protocol or server.protocol):
             legacy = await _check_era(spec, dataclasses.replace(server, protocol="legacy"), args, out)
             if legacy.reached:   # it speaks both eras: both are checked
-                suites.append(legacy)
+                mine.append(legacy)
             else:
-                suites[-1].add("legacy era", note=f"not spoken ({legacy.checks[0][2]})")
+                mine[0].add("legacy era", note=f"not spoken ({legacy.checks[0][2]})")
+        suites += mine
+        if mine[0].surface:
+            surfaces[spec] = {**mine[0].surface, "protocols": sorted(s.surface["protocols"][0] for s in mine)}
+        if snapshot is not None and spec in surfaces:   # by SERVER as given, or the one there is
+            old = snapshot.get(spec, [*snapshot.values(), None][0] if len(snapshot) == 1 else None)
+            suites.append(_Suite(f"{spec} against {args.against}", args.strict))
+            for status, kind, path, what in [] if old is None else _surface_changes(old, surfaces[spec]):
+                suites[-1].add(path, [what] * (status == "fail"), [what] * (status == "warn"), what, kind=kind,
+                               path=path)
+            suites[-1].add("contract", [f"{spec} is not in the snapshot"] * (old is None), note=(
+                f"{len(suites[-1].checks)} change(s) since the snapshot"))
+    if args.snapshot:
+        with open(args.snapshot, "w", encoding="utf-8") as f:
+            f.write(json.dumps({"format": SNAPSHOT_FORMAT, "servers": surfaces}, indent=2, sort_keys=True,
+                               ensure_ascii=False) + "\n")
     counts = {s: sum(c[1] == s for suite in suites for c in suite.checks) for s in ("pass", "warn", "fail")}
     code = 3 if not all(s.reached for s in suites) else 1 if counts["fail"] else 0
     if args.junit:
         _write_junit(args.junit, suites)
     if args.json:
         out.result(_json_text({"suites": [{"name": s.name, "reached": s.reached, "checks": [
-            {"name": n, "status": st, "detail": d, "seconds": round(t, 3)} for n, st, d, t in s.checks]}
+            {"name": n, "status": st, "detail": d, "seconds": round(t, 3), **s.extra[i]}
+            for i, (n, st, d, t) in enumerate(s.checks)]}
             for s in suites], **counts, "exit": code}))
         return code
     for suite in suites:
@@ -7572,6 +7706,112 @@ async def _cmd_check(args: Any, out: _Output) -> int:
             " " * (column + 20))]))
     out.result(f"{counts['pass']} passed, {counts['warn']} warned, {counts['fail']} failed")
     return code
+
+
+def _snapshot_file(path: str) -> JSON:
+    """The servers of a ``check --snapshot`` file (ConfigError for any other file)."""
+    raw, data = _read_capped(path, "snapshot"), {"format": "not JSON"}
+    with contextlib.suppress(ValueError, RecursionError):
+        data = _object(_loads(raw))
+    if data.get("format") != SNAPSHOT_FORMAT or not isinstance(data.get("servers"), dict):
+        raise ConfigError(f"{path} is not a snapshot of this mcpmini version (format {data.get('format', 'none')!r}, "
+                          f"not {SNAPSHOT_FORMAT!r}): write it afresh with: mcpmini check SERVER --snapshot {path}")
+    return {k: _object(v) for k, v in data["servers"].items()}
+
+
+def _surface_changes(old: JSON, new: JSON) -> list[tuple[str, str, str, str]]:
+    """How a server's surface changed since its snapshot: (fail/pass/warn, kind, JSON path, what) for each
+    difference. Breaking fails, compatible passes, a changed text (what a model reads) warns."""
+    changes: list[tuple[str, str, str, str]] = []
+
+    def keyed(a: Any, b: Any, at: str, noun: str) -> list[str]:   # the keys in both
+        a, b = _object(a), _object(b)
+        changes.extend(("fail", "removed", f"{at}.{k}", f"{noun} {k} removed") for k in sorted(a.keys() - b.keys()))
+        changes.extend(("pass", "added", f"{at}.{k}", f"{noun} {k} added") for k in sorted(b.keys() - a.keys()))
+        return sorted(a.keys() & b.keys())
+    keyed(*(dict.fromkeys(_listed(s.get("protocols"))) for s in (old, new)), "protocols", "protocol version")
+    caps = [_object(s.get("capabilities")) for s in (old, new)]
+    changes.extend(("warn", "changed", at, f"{at} changed") for at, a, b in [(k, old.get(k), new.get(k)) for k in (
+        "server", "instructions")] + [(f"capabilities.{k}", caps[0][k], caps[1][k]) for k in keyed(
+            *caps, "capabilities", "capability")] if a != b)
+    for kind in SNAPSHOT_FIELDS:
+        for name in keyed(old.get(kind), new.get(kind), kind, kind[:-1]):
+            a, b = _object(old[kind][name]), _object(new[kind][name])
+            for field in sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k)):
+                at, was, now = f"{kind}.{name}.{field}", a.get(field), b.get(field)
+                if field in ("inputSchema", "outputSchema") and None in (was, now):
+                    what = ("added", "removed")[now is None]
+                    changes.append((("pass", "fail")[now is None], what, at, f"{field} {what}"))
+                elif field in ("inputSchema", "outputSchema", "arguments"):   # a prompt's arguments as a schema
+                    was, now = (_prompt_schema({"arguments": v})["inputSchema"] if field == "arguments" else v or {}
+                                for v in (was, now))
+                    _schema_changes(was, now, at, field == "outputSchema", lambda *c: changes.append(c))
+                elif field == "execution" and _object(now).get("taskSupport") == "required":
+                    changes.append(("fail", "required", f"{at}.taskSupport", "taskSupport became required"))
+                else:
+                    changes.append(("warn", "changed", at, f"{field} changed"))
+    return changes
+
+
+def _schema_changes(old: Any, new: Any, at: str, output: bool, note: Callable[..., None],
+                    roots: tuple = (), seen: frozenset = frozenset()) -> None:
+    """Walk two JSON Schemas side by side (keywords holding schemas; anyOf/oneOf as sets of alternatives;
+    differing local $refs resolved). Input: a narrowing fails, a widening passes; output: a removed
+    property or a changed type fails. Other changes warn."""
+    roots = roots or (old, new)
+
+    def judge(narrows: bool, where: str, what: str, kind: str = "") -> None:
+        note("warn" if output else ("pass", "fail")[narrows], kind or ("widened", "narrowed")[narrows], where, what)
+    if not (isinstance(old, dict) and isinstance(new, dict)):   # boolean schemas: false allows nothing
+        narrows = new is False or old is not False and not isinstance(new, dict)
+        return None if old == new else judge(narrows, at, f"schema became {_json_text(new, None)[:60]}")
+    refs = tuple(str(s.get("$ref", "")) for s in (old, new))
+    if refs[0] != refs[1]:   # what each points at: "#/$defs/a~1b" is $defs, then a/b
+        targets = [functools.reduce(lambda node, part: _object(node).get(part.replace("~1", "/").replace("~0", "~")),
+                                    ref[1:].split("/")[1:], root) if ref.startswith("#") else schema
+                   for schema, ref, root in zip((old, new), refs, roots)]
+        return None if refs in seen else _schema_changes(*targets, at, output, note, roots, seen | {refs})
+    kinds = [{t for t in (_listed(s["type"]) or [s["type"]]) if isinstance(t, str)} if "type" in s else
+             set(JSON_TYPES) for s in (old, new)]
+    cover = [k | ({"integer"} if "number" in k else set()) for k in kinds]   # a number may be an integer
+    lost, gained = kinds[0] - cover[1], kinds[1] - cover[0]
+    if lost or gained:
+        note("fail" if output or lost else "pass", "changed" if output else ("widened", "narrowed")[bool(lost)],
+             f"{at}.type", f"type {'/'.join(sorted(kinds[0]))} became {'/'.join(sorted(kinds[1]))}")
+    enums = [{json.dumps(v, sort_keys=True) for v in _listed(s["enum"])} if "enum" in s else None for s in (old, new)]
+    if enums[0] != enums[1]:
+        narrows = enums[1] is not None and (enums[0] is None or bool(enums[0] - enums[1]))
+        judge(narrows, f"{at}.enum", f"enum value {('added', 'removed')[narrows]}")
+    for key, sign in TIGHTER.items():
+        was, now = old.get(key), new.get(key)
+        if was != now and all(isinstance(v, (int, float, type(None))) for v in (was, now)):
+            judge(now is not None and (was is None or (now - was) * sign > 0), f"{at}.{key}", f"{key} {was} → {now}")
+    required = [{r for r in _listed(s.get("required")) if isinstance(r, str)} for s in (old, new)]
+    props = [_object(s.get("properties")) for s in (old, new)]
+    for k in sorted(props[0].keys() ^ props[1].keys() | (required[0] ^ required[1]) & props[0].keys() & props[1].keys()):
+        narrows, where = k in required[1] - required[0], f"{at}.properties.{k}"
+        if k not in props[1]:
+            note("fail", "removed", where, f"{('input', 'output')[output]} property {k} removed")
+        elif k not in props[0]:
+            note(("pass", "fail")[narrows and not output], "added", where, f"{'required ' * narrows}property {k} added")
+        else:
+            judge(narrows, where, f"property {k} {('no longer', 'became')[narrows]} required", "required")
+    for key in sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k)):
+        was, now, where = old.get(key), new.get(key), f"{at}.{key}"
+        if key in SCHEMA_ONE:   # absent: anything goes
+            _schema_changes({} if was is None else was, {} if now is None else now, where, output, note, roots, seen)
+        elif key == "properties" or key in SCHEMA_MAP:
+            for k in sorted(_object(was).keys() & _object(now).keys()):
+                _schema_changes(was[k], now[k], f"{where}.{k}", output, note, roots, seen)
+        elif key in SCHEMA_LIST:   # one alternative changed is walked; else they are removed or added
+            was, now = ({json.dumps(x, sort_keys=True): x for x in _listed(v)} for v in (was, now))
+            gone, came = [was[k] for k in was.keys() - now.keys()], [now[k] for k in now.keys() - was.keys()]
+            if len(gone) == len(came) == 1:
+                _schema_changes(gone[0], came[0], where, output, note, roots, seen)
+            elif gone or came:
+                judge(bool(came if key == "allOf" else gone), where, f"{len(gone)} removed, {len(came)} added")
+        elif key not in ("type", "enum", "required", "$ref", *TIGHTER):
+            note("warn", "changed", where, f"{key} changed")
 
 
 def _write_junit(path: str, suites: list[_Suite]) -> None:
