@@ -39,7 +39,7 @@ How a request flows (each part only calls the public methods of the one below it
                (HTTP ones ask Auth (_OAuth) for tokens; Config resolves servers)
 
 Layout: constants · errors · utilities · JSON-RPC session · transports (stdio, HTTP, HTTP+SSE)
-· auth · era · client · config · many servers (and the blocking forms) · agent · bridge · CLI
+· auth · era · client · tasks · config · many servers (and the blocking forms) · agent · bridge · CLI
 (``grep -n '^# -- ' mcpmini.py`` prints them).
 """
 from __future__ import annotations
@@ -67,7 +67,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 __all__ = [
-    "Client", "Servers", "SyncClient", "SyncServers", "ServerConfig", "load_config",
+    "Client", "Task", "Servers", "SyncClient", "SyncServers", "ServerConfig", "load_config",
     "result_text", "run_agent", "main",
     "MCPError", "ConfigError", "ConnectionClosed", "RequestTimeout", "ProtocolError",
     "AuthError", "RemoteError", "login", "logout", "auth_state",
@@ -126,7 +126,12 @@ CACHE_MAX_ENTRIES = 200         # entries of one cache folder, likewise
 # after the request may have reached the server; anything else (tools/call!) could run twice.
 CACHEABLE_METHODS = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
                                "resources/templates/list", "resources/read"})
-SAFE_TO_REPEAT = CACHEABLE_METHODS | {"prompts/get", "ping"}
+SAFE_TO_REPEAT = CACHEABLE_METHODS | {"prompts/get", "ping", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"}
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+TASK_END = ("completed", "failed", "cancelled")          # terminal: they never change
+TASK_POLL = (0.2, 30.0)         # the server's poll interval is clamped to this range (seconds)
+MAX_TASK_ID = 1024              # a longer taskId is refused
 
 # HTTP
 CONNECT_TIMEOUT = 10.0          # TCP connect + proxy CONNECT + TLS handshake
@@ -2035,8 +2040,9 @@ class _StreamableHTTPTransport(_HTTPTransport):
         headers["MCP-Protocol-Version"] = self.modern_version   # spec: equal to the _meta version
         if isinstance(method, str):
             headers["Mcp-Method"] = _header_value(method)   # spec: on every POST
-        name = params.get("uri" if method == "resources/read" else "name")
-        if modern and method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
+        name = params.get({"resources/read": "uri"}.get(method, "taskId" if str(method)[:6] == "tasks/" else "name"))
+        if modern and method in ("tools/call", "prompts/get", "resources/read", "tasks/get", "tasks/update",
+                                 "tasks/cancel") and isinstance(name, str):
             headers["Mcp-Name"] = _header_value(name)
         return headers, modern
 
@@ -3417,7 +3423,7 @@ def _checked_result(method: str, result: JSON, label: str) -> JSON:
 
 def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
     """The entries of a list that can be used; each other one is skipped with a warning."""
-    key = {"resources/list": "uri", "resources/templates/list": "uriTemplate"}.get(method, "name")
+    key = {"resources/list": "uri", "resources/templates/list": "uriTemplate", "tasks/list": "taskId"}.get(method, "name")
     kept = []
     for item in items:
         if not isinstance(item, dict):
@@ -3536,6 +3542,7 @@ class _ListStore:
         self.server, self.auth, self.cache = server, auth, _CacheDir("lists") if persist else None
         self.kept: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
         self.schemas: dict[str, Any] = {}      # tool -> inputSchema
+        self.task_support: dict[str, Any] = {} # tool -> execution.taskSupport
         self.dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
         self.from_cache: set[str] = set()      # list methods whose last answer came from the file
         self.tools: list[JSON] | None = None   # the last tools/list (None: none yet)
@@ -3564,8 +3571,9 @@ class _ListStore:
         return items
 
     def keep_schemas(self, tools: list[Any]) -> None:
-        self.schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools
-                             if isinstance(t, dict) and isinstance(t.get("name"), str)})
+        tools = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        self.schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools})
+        self.task_support.update({t["name"]: _object(t.get("execution")).get("taskSupport") for t in tools})
 
     def changed(self, method: str) -> None:
         """A list_changed notification: what it names is stale (the stored tools at once)."""
@@ -3761,6 +3769,7 @@ class Client:
         self._negotiation: _Negotiation | None = None
         self._era: _Era | None = None
         self._recovery = _Recovery(self, self._connect, self._lists)
+        self.tasks: dict[str, Task] = {}        # the tasks being awaited here, by id
 
     def __repr__(self) -> str:
         return f"<mcpmini.Client {self.name!r} era={self.era}>"
@@ -3842,12 +3851,15 @@ class Client:
         at once, with ``cause`` when given (then the connection counts as lost)."""
         self._recovery.lose(cause)
         session, self._session = self._session, None
+        for task in list(self.tasks.values()):   # their waits end now
+            task.changed.set()
         if session is not None:
             await session.close(fast=fast, cause=cause)
 
     # Incoming from the server ---------------------------------------------------------------
 
     def _on_notification(self, method: str, params: JSON) -> None:
+        _task_notice(self, method, params)
         self._lists.changed(method)
         if self.on_notification:
             _call_quietly(self.on_notification, method, params)
@@ -3946,8 +3958,9 @@ class Client:
                 raise
             break
         kind = result.get("resultType", "complete")
-        if self.era == MODERN_VERSION and kind not in ("complete", "input_required"):
-            raise ProtocolError(f"{method}: unknown resultType {kind!r}")
+        if self.era == MODERN_VERSION and kind not in ("complete", "input_required", "task" * _asks_task(params)):
+            raise ProtocolError(f"{self.name}: {method}: " + ("a task came back to a request that did not ask "
+                                "for one" if kind == "task" else f"unknown resultType {kind!r}"))
         if method == "tools/list" and isinstance(result.get("tools"), list):
             if self.era == MODERN_VERSION and self.transport == "http":   # spec MUST
                 result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._lists.dropped)}
@@ -3968,6 +3981,8 @@ class Client:
         progress = "progressToken" not in _object(params.get("_meta"))
         for _ in range(MAX_INPUT_ROUNDS + 1):
             result = await self.request(method, attempt_params, timeout=timeout, progress=progress)
+            if "task" in result and "task" not in params and self.era != MODERN_VERSION:   # (2025-11-25)
+                raise ProtocolError(f"{self.name}: {method}: a task came back to a request that did not ask for one")
             if self.era != MODERN_VERSION or result.get("resultType", "complete") != "input_required":
                 return result
             attempt_params = dict(params)
@@ -4006,10 +4021,36 @@ class Client:
         """Every prompt of every page."""
         return await self._list("prompts/list", "prompts", refresh)
 
-    async def call_tool(self, name: str, arguments: JSON | None = None, *,
-                        timeout: float | None = None) -> JSON:
-        """Call a tool; the raw result. ``isError: true`` is data, not an exception."""
-        return await self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
+    async def call_tool(self, name: str, arguments: JSON | None = None, *, timeout: float | None = None,
+                        task: bool | None = None, wait: float | None = None,
+                        on_task: Callable[[Task], Any] | None = None) -> JSON:
+        """Call a tool; the raw result. ``isError: true`` is data, not an exception. A tool that
+        must run as a task (its ``taskSupport`` is "required", or the server refuses it otherwise)
+        runs as one, awaited until it ends (``wait``: at most that many seconds, then RequestTimeout,
+        the task left running); ``on_task(task)`` sees each status. ``task=True``: as a task anyway."""
+        if not (task or task is None and self._lists.task_support.get(name) == "required"):
+            try:
+                return await self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
+            except RemoteError as exc:
+                if task is not None or not _needs_task(exc):
+                    raise
+            log.info("%s: %s must run as a task: calling it as one (the refused call did not run)", self.name, name)
+        return await (await self.start_task(name, arguments, timeout=timeout, on_task=on_task)).result(wait)
+
+    async def start_task(self, name: str, arguments: JSON | None = None, *, timeout: float | None = None,
+                         on_task: Callable[[Task], Any] | None = None, meta: JSON | None = None) -> Task:
+        """Call a tool as a task: a :class:`Task` handle to await, poll or cancel (a server that
+        answers at once gives one that has completed). ``meta``: the request's own ``_meta``."""
+        return await Task.start(self, name, arguments or {}, timeout, on_task, self._capabilities(), self._call, meta)
+
+    async def get_task(self, task_id: str) -> Task:
+        """A task of this server, by id, as it is now (tasks/get)."""
+        return await Task(self, {"taskId": task_id, "status": "working"}).refresh()
+
+    async def list_tasks(self) -> list[JSON]:
+        """Every task of every page (2025-11-25 ``tasks/list``; [] where not offered)."""
+        offered = "list" in _object(self.capabilities.get("tasks"))
+        return await self._list("tasks/list", "tasks", True) if offered else []
 
     async def read_resource(self, uri: str, *, timeout: float | None = None) -> JSON:
         """Read a resource; the raw result with its ``contents``."""
@@ -4056,6 +4097,185 @@ def result_text(result: JSON) -> str:
     if "structuredContent" in result and not has_text:
         parts.append(json.dumps(result["structuredContent"], ensure_ascii=False, indent=2))
     return "\n".join(parts)
+
+
+# -- Tasks ------------------------------------------------------------------------------------
+# A long tool call answers with a task at once, then is polled (tasks/get), asked (2025-11-25: related
+# elicitation/create requests; 2026-07-28: inputRequests, answered by tasks/update) and fetched
+# (2025-11-25: tasks/result, which waits for the end; 2026-07-28: inline in tasks/get) or cancelled.
+
+
+def _asks_task(params: Any) -> bool:
+    """The request opts into the 2026-07-28 tasks extension."""
+    return TASKS_EXTENSION in _object(_object(_object(_object(params).get("_meta")).get(META_CAPABILITIES)).get("extensions"))
+
+
+def _needs_task(exc: RemoteError) -> bool:
+    """A refusal saying the call must run as a task (decision 25b): nothing ran, so it is not a resend."""
+    if exc.code in (METHOD_NOT_FOUND, INVALID_REQUEST):
+        return "task" in exc.message.lower()   # "requires task augmentation"
+    required = _object(_object(exc.data).get("requiredCapabilities")).get("extensions")
+    return exc.code in (MISSING_CAPABILITY, -32003) and TASKS_EXTENSION in _object(required)
+
+
+def _task_notice(client: Client, method: str, params: JSON) -> None:
+    """Status notifications update the awaited task; progress of a task goes on to ``on_progress``."""
+    if method == "notifications/progress":
+        if client.on_progress and any(t.token == params.get("progressToken") for t in client.tasks.values()):
+            _call_quietly(client.on_progress, params)
+    elif method in ("notifications/tasks/status", "notifications/tasks"):
+        task = client.tasks.get(params.get("taskId"))   # type: ignore[arg-type]
+        with contextlib.suppress(ProtocolError):   # (the next poll says it)
+            task and task.update(params)
+
+
+class Task:
+    """A task on a server: ``id``, ``status``, ``status_message``, ``data`` (the task as last seen),
+    ``changed`` (an asyncio.Event set at each new status). ``await result(wait=None)`` answers its
+    questions and returns the tool's result as ``call_tool`` does ("failed", "cancelled": RemoteError;
+    gone: ProtocolError; ``wait`` seconds passed: RequestTimeout, the task runs on); cancelling that
+    await cancels the task on the server. ``await refresh()``, ``await cancel()``."""
+
+    def __init__(self, client: Client, data: JSON, on_task: Callable[[Task], Any] | None = None,
+                 token: str | None = None) -> None:
+        self.client, self.on_task, self.token, self.data, self.id = client, on_task, token, {}, data.get("taskId")
+        if not isinstance(self.id, str) or not 0 < len(self.id) <= MAX_TASK_ID:
+            raise ProtocolError(f"{client.name}: a task without a usable taskId: {_json_text(self.id, None)[:80]}")
+        self.changed, self._answered = asyncio.Event(), set()
+        self.update(data)
+
+    @classmethod
+    async def start(cls, client: Client, name: str, arguments: JSON, timeout: float | None, on_task: Any,
+                    caps: JSON, call: Callable[..., Awaitable[JSON]], meta: JSON | None = None) -> Task:
+        """``Client.start_task``: tools/call asking for a task (``call``: the client's, which never sends it twice)."""
+        meta = {"progressToken": f"task-{time.monotonic_ns()}", **(meta or {})}   # tied to the task for its life
+        params: JSON = {"name": name, "arguments": arguments, "_meta": meta, "task": {}}
+        if client.era == MODERN_VERSION:   # opt in, for this request only
+            del params["task"]
+            params["_meta"][META_CAPABILITIES] = {**caps, "extensions": {**_object(caps.get("extensions")), TASKS_EXTENSION: {}}}
+        result = await call("tools/call", params, timeout)
+        created = result if result.get("resultType") == "task" else result.get("task")
+        data = created if isinstance(created, dict) else {"taskId": "-", "status": "completed", "result": result}
+        return cls(client, data, on_task, meta["progressToken"])
+
+    status = property(lambda self: self.data.get("status"))
+    status_message = property(lambda self: self.data.get("statusMessage")
+                              if isinstance(self.data.get("statusMessage"), str) else None)
+
+    def update(self, data: JSON) -> None:
+        """Take the server's news of the task (a tasks/get answer, a notification)."""
+        status, before = data.get("status"), (self.status, self.status_message)
+        if status not in ("working", "input_required", *TASK_END):
+            raise ProtocolError(f"{self.client.name}: task {self.id!r} has an unknown status {status!r:.40}")
+        if self.status in TASK_END and status != self.status:
+            log.warning("%s: task %r ended %s, then was said to be %s; ignored", self.client.name,
+                        self.id, self.status, status)
+            return
+        self.data = {**self.data, **data} if status == self.status else dict(data)
+        if (self.status, self.status_message) != before:
+            self.changed.set()
+            if self.on_task:
+                _call_quietly(self.on_task, self)
+
+    async def refresh(self) -> Task:
+        """Ask for the task's state (tasks/get)."""
+        try:
+            self.update(await self.client.request("tasks/get", {"taskId": self.id}))
+        except RemoteError as exc:   # -32602: unknown, or expired
+            raise exc if exc.code != INVALID_PARAMS else ProtocolError(
+                f"{self.client.name}: task {self.id!r} is gone ({exc.message}): it expired, or the server never had it")
+        return self
+
+    async def cancel(self) -> Task:
+        """Ask the server to cancel the task (tasks/cancel); an ended task is left as it is."""
+        if self.status not in TASK_END:
+            answer = await self.client.request("tasks/cancel", {"taskId": self.id})
+            with contextlib.suppress(ProtocolError):   # 2025-11-25 answers with the task
+                "status" in answer and self.update(answer)
+        return self
+
+    async def result(self, wait: float | None = None) -> JSON:
+        self.client.tasks[self.id] = self
+        try:
+            return await asyncio.wait_for(self._wait(), wait)
+        except asyncio.TimeoutError as error:
+            if isinstance(error, MCPError):   # (a RequestTimeout of one exchange)
+                raise
+            exc = RequestTimeout("task", wait or 0)
+            exc.args, exc.task = (f"task {self.id} is still {self.status} after {wait:g} s; it runs on",), self
+            raise exc from None
+        except asyncio.CancelledError:
+            if self.status not in TASK_END and self.client.connected:
+                with contextlib.suppress(MCPError, OSError, asyncio.TimeoutError):
+                    await asyncio.wait_for(self.cancel(), min(self.client.timeout, 10.0))
+                    log.warning("%s: cancelled task %s on the server", self.client.name, self.id)
+            raise
+        finally:
+            self.client.tasks.pop(self.id, None)
+
+    async def _wait(self) -> JSON:
+        """The one wait loop: tasks/get at the server's pace (clamped to TASK_POLL, slower while
+        nothing changes), woken by notifications; 2025-11-25: tasks/result meanwhile, issued
+        again when it times out before the end."""
+        legacy, fetch, pause, seen = self.client.era != MODERN_VERSION, None, 0.0, None
+        try:
+            while True:
+                if fetch is not None and fetch.done():
+                    try:
+                        return self._final(fetch.result())
+                    except RequestTimeout:
+                        if self.status in TASK_END:   # ended, and tasks/result still does not answer
+                            raise
+                    except RemoteError as exc:   # the task's own error, or it is gone
+                        if (await self.refresh()).status == "cancelled":
+                            return self._ended()
+                        if self.status != "failed":
+                            raise
+                        raise RemoteError(exc.code, f"task {self.id} failed: {exc.message}", exc.data) from None
+                    fetch = None
+                if self.status in ("failed", "cancelled") or "result" in self.data or \
+                        self.status == "completed" and not legacy:
+                    return self._ended()
+                if legacy and fetch is None:
+                    fetch = asyncio.ensure_future(self.client.request("tasks/result", {"taskId": self.id}))
+                if self.status == "input_required" and not legacy:
+                    await self._give_input()
+                ms = self.data.get("pollIntervalMs", self.data.get("pollInterval"))
+                base = min(max(ms / 1000, TASK_POLL[0]), TASK_POLL[1]) if _json_type(ms) in ("integer", "number") else 1.0
+                self.changed.clear()
+                now, woken = (self.status, self.status_message), asyncio.ensure_future(self.changed.wait())
+                pause, seen = base if now != seen else min(max(pause, base) * 1.5, TASK_POLL[1]), now
+                await asyncio.wait([woken, *[fetch] * bool(fetch)], return_when=asyncio.FIRST_COMPLETED,
+                                   timeout=None if self.status in TASK_END else pause)
+                woken.cancel()
+                if not (self.changed.is_set() and self.client.connected or fetch and fetch.done()) and \
+                        self.status not in TASK_END:   # (a closed client's refresh says it is closed)
+                    await self.refresh()
+        finally:
+            if fetch is not None:
+                fetch.cancel()
+                _quiet(fetch)
+
+    def _ended(self) -> JSON:
+        if self.status == "completed":
+            return self._final(_object(self.data.get("result", "(none)")))
+        said = f": {self.status_message}" * bool(self.status_message)
+        error = RemoteError.from_wire(self.data.get("error", {"code": INTERNAL_ERROR, "message": said[2:]}))
+        raise RemoteError(error.code, f"task {self.id} {self.status}{': ' * bool(error.message)}{error.message}", error.data)
+
+    def _final(self, result: JSON) -> JSON:
+        """The tool's result, without the protocol's bookkeeping (decision 33)."""
+        meta = {k: v for k, v in _object(result.get("_meta")).items() if k != RELATED_TASK}
+        result = {k: v for k, v in result.items() if k not in ("_meta", "resultType", "ttlMs")}
+        return _checked_result("tools/call", {**result, **({"_meta": meta} if meta else {})}, self.client.name)
+
+    async def _give_input(self) -> None:
+        """2026-07-28: answer the questions not answered yet (tasks/update with inputResponses)."""
+        asked = {k: v for k, v in _object(self.data.get("inputRequests")).items() if k not in self._answered}
+        if asked:
+            self._answered.update(asked)
+            answers = {key: await self.client._input_response(req) for key, req in asked.items()}
+            await self.client.request("tasks/update", {"taskId": self.id, "inputResponses": answers})
 
 
 # -- Config -----------------------------------------------------------------------------------
@@ -4603,10 +4823,9 @@ class Servers:
             self._busy[server] -= 1
             self._used[server] = time.monotonic()
 
-    async def call_tool(self, server: str, tool: str, arguments: JSON | None = None, *,
-                        timeout: float | None = None) -> JSON:
-        """Call a tool of one server; the raw result (``isError: true`` is data)."""
-        return await self.request(server, "call_tool", tool, arguments, timeout=timeout)
+    async def call_tool(self, server: str, tool: str, arguments: JSON | None = None, **options: Any) -> JSON:
+        """Call a tool of one server; the raw result (``isError: true`` is data); options as Client.call_tool's."""
+        return await self.request(server, "call_tool", tool, arguments, **options)
 
     async def _each(self, method: str) -> list[JSON]:
         async def one(name: str) -> list[JSON]:
@@ -4679,11 +4898,21 @@ class _Blocking:
                 done.set()
         future = asyncio.run_coroutine_threadsafe(run(), self._loop)
         try:
-            return future.result()
+            value = future.result()
+            return _SyncTask(value, self._wait) if isinstance(value, Task) else value
         except KeyboardInterrupt:
             future.cancel()   # the request's task sends notifications/cancelled as it ends
             done.wait(CANCEL_TIMEOUT + SHUTDOWN_GRACE)
             raise
+
+
+class _SyncTask:
+    """A :class:`Task` of a SyncClient or SyncServers: the same attributes, its methods blocking."""
+
+    def __init__(self, target: Task, wait: Callable[[Any], Any]) -> None:
+        self.target, self._wait = target, wait
+
+    __getattr__ = _Blocking.__getattr__
 
 
 class SyncClient(_Blocking):
@@ -5279,7 +5508,9 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     if not allowed:
         return answer("Error: the user declined this tool call.", declined=True)
     try:
-        result = await servers.call_tool(server_name, tool, arguments)
+        result = await servers.call_tool(server_name, tool, arguments, on_task=lambda task: _emit(
+            on_event, "task", id=call["id"], server=server_name, tool=tool, status=task.status,
+            message=task.status_message))
     except RemoteError as exc:
         return answer(f"Error: the tool failed with JSON-RPC error {exc.code}: {exc.message}")
     except (MCPError, OSError) as exc:
@@ -5418,7 +5649,7 @@ class _Bridge:
             params = {**params, "_meta": {k: v for k, v in meta.items() if k not in MODERN_META}}
             params = {k: v for k, v in params.items() if k != "_meta" or v}   # no empty _meta
             if self.era == MODERN_VERSION and method in INPUT_METHODS:
-                return await self._with_inputs(client.request(method, params, complete=True), method)
+                return await self._with_inputs(self._call(client, method, params, True), method)
         elif method == "logging/setLevel":    # 2026-07-28: a level per request instead
             self.log_level = params.get("level")
             return {}
@@ -5428,7 +5659,16 @@ class _Bridge:
         elif self.log_level:
             params = {**params, "_meta": {"io.modelcontextprotocol/logLevel": self.log_level, **meta}}
         complete = self.era == "legacy" and method in INPUT_METHODS   # MRTR rounds, reconnect, may-have-run
-        return self._shaped(method, await client.request(method, params, complete=complete))
+        return self._shaped(method, await self._call(client, method, params, complete))
+
+    async def _call(self, client: Client, method: str, params: JSON, complete: bool) -> JSON:
+        try:
+            return await client.request(method, params, complete=complete)
+        except RemoteError as exc:   # a tool that must run as a task, for a client that asked for none
+            if method != "tools/call" or not _needs_task(exc):
+                raise
+        task = await client.start_task(str(params.get("name")), params.get("arguments"), meta=params.get("_meta"))
+        return await task.result()   # (progress keeps the client's token; its cancellation cancels the task)
 
     def _shaped(self, method: str, result: JSON) -> JSON:
         """A result in the downstream era's shape: 2026-07-28 results carry resultType, cacheable ones ttlMs
@@ -5948,6 +6188,9 @@ class _Output(logging.Handler):
                                           f"{'failed after ' * info['is_error']}{info['seconds']:.1f} s"))
             if self.calls:
                 self.wait(f"calling {next(iter(self.calls.values()))[0]}")
+        elif kind == "task":   # a tool call running as a task
+            self.doing = f"calling {info['server']}.{info['tool']}: task {info['status']}" + \
+                f": {info['message']}" * bool(info["message"])
         elif kind == "server_lost":
             self.note(f"mcpmini: lost server {info['server']} ({info['error']}); reconnecting")
         elif kind == "retry":
@@ -6152,6 +6395,15 @@ def _add_commands(command: Callable[..., Any]) -> None:
                    "key:=JSON, key=@file, key:=@file.json, one JSON object, or - for one on stdin")
     p.add_argument("--no-validate", action="store_true", help="send exactly what was typed: no "
                    "schema typing or checks (for servers whose schemas are wrong)")
+    p.add_argument("--task", action="store_true", help="run it as a task (a task-required tool always is)")
+    p.add_argument("--wait", type=float, metavar="SECONDS", help="wait for a task this long at most (then exit 124)")
+    p.add_argument("--detach", action="store_true", help="start the task, print its id and exit (HTTP servers)")
+    command("tasks", "a server's tasks (long-running tool calls)", "tasks https://example.com/mcp", server=True)
+    p = command("task", "a task's status; wait for its result, or cancel it", "task https://example.com/mcp "
+                "TASK_ID --wait", "task https://example.com/mcp TASK_ID --cancel", server=True)
+    p.add_argument("task_id", metavar="TASK_ID", help="the task's id (see: mcpmini tasks SERVER)")
+    p.add_argument("--wait", nargs="?", type=float, const=-1.0, metavar="SECONDS", help="wait for its result")
+    p.add_argument("--cancel", action="store_true", help="cancel it")
     command("resources", "a server's resources", f"{cfg} resources weather", server=True)
     command("templates", "a server's resource templates", f"{cfg} templates weather", server=True)
     p = command("read", "read a resource", f"{cfg} read weather weather://cities",
@@ -6744,25 +6996,84 @@ async def _cmd_call(args: Any, out: _Output) -> int:
         arguments, problem = typed(listed)
         if problem and "tools/list" in client.from_cache:   # the cached list may be out of date
             arguments, problem = typed(await client.list_tools(refresh=True))
+        support = _object(next((t.get("execution") for t in listed or () if t["name"] == args.tool), None))
+        if (args.task or args.detach) and listed is not None and support.get("taskSupport") in (None, "forbidden"):
+            problem = f"{args.tool} cannot run as a task (its taskSupport is {support.get('taskSupport', 'absent')})"
+        if args.detach and client.transport == "stdio":
+            problem = "--detach needs an HTTP server: a stdio server's tasks end with mcpmini"
         if problem:
             raise _UsageError(problem)
         out.wait(f"waiting for {args.tool}")
-        try:
-            result = await client.call_tool(args.tool, arguments)
-        except RemoteError as exc:
-            if exc.code != INVALID_PARAMS or "tools/list" not in client.from_cache:
-                raise
-            # Typed from a cached schema and refused: a refused call did not run, so it is
-            # sent once more if the fresh schema types the arguments differently.
-            retyped, problem = typed(await client.list_tools(refresh=True))
-            if problem or retyped == arguments:
-                raise
-            result = await client.call_tool(args.tool, retyped)
-        out.result(_json_text(result) if args.json else _visible(result_text(result)))
-        if result.get("isError") is True:
-            out.error(f"tool {args.tool} reported an error (isError: true)", "tool")
-            return EXIT_CODES["tool"]
+        if args.detach:
+            if (task := await client.start_task(args.tool, arguments)).status in TASK_END:   # answered at once
+                return await _tool_outcome(args, out, task.result(), f"tool {args.tool}")
+            out.result(_json_text(task.data) if args.json else _visible(task.id, True))
+            return 0
+        call = functools.partial(client.call_tool, args.tool, task=args.task or None, wait=args.wait,
+                                 on_task=_task_line(args.tool, out))
+
+        async def run() -> JSON:
+            try:
+                return await call(arguments)
+            except RemoteError as exc:
+                if exc.code != INVALID_PARAMS or "tools/list" not in client.from_cache:
+                    raise
+                # Typed from a cached schema and refused: a refused call did not run, so it is
+                # sent once more if the fresh schema types the arguments differently.
+                retyped, problem = typed(await client.list_tools(refresh=True))
+                if problem or retyped == arguments:
+                    raise
+                return await call(retyped)
+        return await _tool_outcome(args, out, run(), f"tool {args.tool}")
+
+
+def _task_line(name: str, out: _Output) -> Callable[[Task], None]:
+    """The CLI's ``on_task``: the status line says the task's status and message."""
+    return lambda task: setattr(out, "doing", f"{name}: task {task.status}" + f": {task.status_message}" * bool(
+        task.status_message))
+
+
+async def _tool_outcome(args: Any, out: _Output, call: Awaitable[JSON], name: str) -> int:
+    """A tool's result as ``call`` prints it (exit 0, 1 for isError); a task still running
+    after --wait: exit 124, saying how to fetch it later."""
+    try:
+        result = await call
+    except RequestTimeout as exc:
+        if not (task := getattr(exc, "task", None)):
+            raise
+        later = f"its result later: mcpmini task {shlex.quote(args.server)} {shlex.quote(task.id)} --wait"
+        out.error(f"{exc} ({'a stdio server ends with mcpmini' if task.client.transport == 'stdio' else later})",
+                  "timeout")
+        return EXIT_CODES["timeout"]
+    out.result(_json_text(result) if args.json else _visible(result_text(result)))
+    if result.get("isError") is True:
+        out.error(f"{name} reported an error (isError: true)", "tool")
+        return EXIT_CODES["tool"]
+    return 0
+
+
+async def _cmd_tasks(args: Any, out: _Output) -> int:
+    """``tasks SERVER`` lists them; ``task SERVER ID`` shows one, waits for it or cancels it."""
+    async with _connected(args, out, "waiting for the tasks") as client:
+        if args.command == "task":
+            task = await client.get_task(args.task_id)
+            task.on_task = _task_line(f"task {args.task_id}", out)
+            if args.wait is not None and not args.cancel:
+                task.on_task(task)
+                return await _tool_outcome(args, out, task.result(None if args.wait < 0 else args.wait), f"task {task.id}")
+            if args.cancel:
+                ended = task.status in TASK_END
+                await task.cancel()
+                out.note(_visible(f"mcpmini: task {task.id} " + (f"ended already ({task.status})" if ended else
+                                                                 f"cancelled (now {task.status})"), True))
+                return 0
+        elif not (items := await client.list_tasks()) and "list" not in _object(client.capabilities.get("tasks")):
+            out.note(f"mcpmini: {client.name} offers no task list")
+        items = [task.data] if args.command == "task" else items
+        out.result(_json_text(items if args.command == "tasks" else items[0]) if args.json else "\n".join(
+            _visible(f"{t.get('taskId')}  {t.get('status')}  {t.get('statusMessage') or ''}".rstrip(), True) for t in items))
         return 0
+_cmd_task = _cmd_tasks
 
 
 def _check_writable(path: str | None) -> None:
@@ -7040,8 +7351,15 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
                 fails += _schema_problems(tool.get(field), field)
             except RecursionError:
                 fails.append(f"{field} is nested too deeply")
-        suite.add(f"tool {shown}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
-                  + ["no description"] * (not str(tool.get("description") or "").strip()) + _hidden(tool))
+        support = _object(tool.get("execution")).get("taskSupport")
+        suite.add(f"tool {shown}" + f" (taskSupport {support})" * bool(support), fails, ["no outputSchema"]
+                  * ("outputSchema" not in tool) + ["no description"] * (not str(tool.get("description") or "").strip())
+                  + _hidden(tool))
+    if "list" in _object(client.capabilities.get("tasks")):   # declared task methods must work
+        try:
+            suite.add("tasks/list", note=f"{len(await client.list_tasks())} listed")
+        except MCPError as exc:
+            suite.add("tasks/list", [str(exc)])
     return tools
 
 
@@ -7057,7 +7375,8 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
                        _argument_problem(arguments, schema, strict_keys=True))
             if problem:
                 raise _UsageError(problem)
-            result = await client.call_tool(name, arguments)
+            tasks: list[Task] = []
+            result = await client.call_tool(name, arguments, on_task=tasks.append)
         except MCPError as exc:
             suite.add(f"call {name}", [str(exc)])
             continue
@@ -7066,7 +7385,8 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
                    if output is None else "no structuredContent, though the tool has an outputSchema"
                    if "structuredContent" not in result else f"structuredContent is {_json_type(value)}, "
                    "not an object" if not isinstance(value, dict) else _argument_problem(value, output, noun="key"))
-        suite.add(f"call {name}", [problem] if problem else [], note=_first_line(result_text(result)))
+        suite.add(f"call {name}", [problem] if problem else [], note=(f"as task {tasks[0].id}: " if tasks
+                                                                             else "") + _first_line(result_text(result)))
     for label, run in [(f"read {uri}", lambda uri=uri: client.read_resource(uri)) for uri in args.read] + [
             (f"prompt {p[0]}", lambda p=p: client.get_prompt(p[0], _pairs(p[1:], "=", "argument", False)))
             for p in args.prompt]:

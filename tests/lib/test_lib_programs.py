@@ -132,10 +132,10 @@ def test_validate_checks_tool_and_prompt_arguments_before_sending(fake):
             ok = await client.call_tool("strict", {"city": "Oslo", "days": 2})
             return errors, ok
     errors, ok = run(main())
-    assert errors[0].startswith("strict: missing required argument 'city'")
+    assert errors[0].startswith("strict: unknown argument 'cty'; did you mean 'city'?")
     assert errors[1] == "strict: argument 'city' must be string, not 3 (integer)"
     assert "has no tool 'strikt'; did you mean 'strict'" in errors[2]
-    assert errors[3].startswith("greet: missing required argument 'name'")
+    assert errors[3].startswith("greet: unknown argument 'nmae'; did you mean 'name'?")
     assert "unknown argument 'colour'" in errors[4]
     assert json.loads(mcpmini.result_text(ok)) == {"city": "Oslo", "days": 2}
     calls = [m for m in server.methods() if m in ("tools/call", "prompts/get")]
