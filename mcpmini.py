@@ -3687,6 +3687,44 @@ class _Policy:
             raise ConfigError(f"{client.name}: the tool policy refuses {name!r}: {why}; nothing was sent")
 
 
+async def _answer(client: Client, method: str, params: JSON) -> JSON:
+    """What the server asked for (a legacy request or an MRTR input request). Elicitation:
+    the schema's defaults (``accept_defaults``), else ``on_elicit``, else decline."""
+    if client.on_request is not None:
+        answer = client.on_request(method, params)
+        return await answer if asyncio.iscoroutine(answer) else answer
+    if method == "ping":
+        return {}
+    if method != "elicitation/create":
+        raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method} (mcpmini answers only "
+                          "elicitation)")
+    if (params.get("mode") or "form") == "form" and client.accept_defaults:
+        props = _object(_object(params.get("requestedSchema")).get("properties"))
+        return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
+                                                if isinstance(v, dict) and "default" in v}}
+    if client.on_elicit is None:
+        log.warning("%s asked %r: declined, as nothing here can answer it (no terminal, no on_elicit;"
+                    " --accept-defaults takes a form's defaults)", client.name, _visible(str(params.get(
+                        "message", "")), True)[:200])
+        return {"action": "decline"}
+    answer = client.on_elicit(params)
+    if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
+        answer = await answer
+    if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
+        raise ProtocolError(f"on_elicit returned {answer!r}; expected an ElicitResult")
+    return answer
+
+
+async def _input_response(client: Client, request: Any) -> JSON:
+    """An MRTR input request answered (a ProtocolError when it cannot be)."""
+    method = request.get("method") if isinstance(request, dict) else None
+    try:
+        return await _answer(client, str(method), _object(_object(request).get("params")))
+    except RemoteError as exc:
+        raise ProtocolError(f"the server asked for {method!r} input, which cannot be given: "
+                            f"{exc.message}") from None
+
+
 class _Recovery:
     """How a client comes back (decision 31), one rule for ``reconnect=True``, ``Servers`` (and its
     heartbeat), ``ask`` and ``bridge``: a lost connection is reconnected each time, in one attempt
@@ -3969,36 +4007,9 @@ class Client:
         """Requests from the server: legacy only (2026-07-28 servers must not send any)."""
         method = message.get("method")
         if self.era != MODERN_VERSION:
-            return await self._answer(str(method), _object(message.get("params")))
+            return await _answer(self, str(method), _object(message.get("params")))
         log.warning("%s: dropped a %s request: 2026-07-28 servers must not send requests", self.name, method)
         return None
-
-    async def _answer(self, method: str, params: JSON) -> JSON:
-        """What the server asked for (a legacy request or an MRTR input request). Elicitation:
-        the schema's defaults (``accept_defaults``), else ``on_elicit``, else decline."""
-        if self.on_request is not None:
-            answer = self.on_request(method, params)
-            return await answer if asyncio.iscoroutine(answer) else answer
-        if method == "ping":
-            return {}
-        if method != "elicitation/create":
-            raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method} (mcpmini answers only "
-                              "elicitation)")
-        if (params.get("mode") or "form") == "form" and self.accept_defaults:
-            props = _object(_object(params.get("requestedSchema")).get("properties"))
-            return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
-                                                    if isinstance(v, dict) and "default" in v}}
-        if self.on_elicit is None:
-            log.warning("%s asked %r: declined, as nothing here can answer it (no terminal, no on_elicit;"
-                        " --accept-defaults takes a form's defaults)", self.name, _visible(str(params.get(
-                            "message", "")), True)[:200])
-            return {"action": "decline"}
-        answer = self.on_elicit(params)
-        if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
-            answer = await answer
-        if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
-            raise ProtocolError(f"on_elicit returned {answer!r}; expected an ElicitResult")
-        return answer
 
     # Requests -----------------------------------------------------------------------------
 
@@ -4086,18 +4097,10 @@ class Client:
             attempt_params = dict(params)
             if requests := _object(result.get("inputRequests")):
                 attempt_params["inputResponses"] = {
-                    key: await self._input_response(req) for key, req in requests.items()}
+                    key: await _input_response(self, req) for key, req in requests.items()}
             if "requestState" in result:
                 attempt_params["requestState"] = result["requestState"]
         raise ProtocolError(f"{method}: the server kept asking for input after {MAX_INPUT_ROUNDS} rounds")
-
-    async def _input_response(self, request: Any) -> JSON:
-        method = request.get("method") if isinstance(request, dict) else None
-        try:
-            return await self._answer(str(method), _object(_object(request).get("params")))
-        except RemoteError as exc:
-            raise ProtocolError(f"the server asked for {method!r} input, which cannot be given: "
-                                f"{exc.message}") from None
 
     async def _list(self, method: str, key: str, refresh: bool, stored: bool = False) -> list[JSON]:
         return await self._lists.list(self._era, self.request, self.name, method, key, refresh, stored)
@@ -4372,7 +4375,7 @@ class Task:
         asked = {k: v for k, v in _object(self.data.get("inputRequests")).items() if k not in self._answered}
         if asked:
             self._answered.update(asked)
-            answers = {key: await self.client._input_response(req) for key, req in asked.items()}
+            answers = {key: await _input_response(self.client, req) for key, req in asked.items()}
             await self.client.request("tasks/update", {"taskId": self.id, "inputResponses": answers})
 
 

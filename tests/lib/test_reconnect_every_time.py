@@ -242,3 +242,34 @@ def test_a_client_without_reconnect_stays_down_and_says_what_may_have_run(fake):
     later, connected = run(main())
     assert MAYBE_RAN not in later and not connected
     assert len(server.starts()) == 1
+
+
+def test_the_heartbeat_reconnects_by_the_same_rule(fake, tmp_path):
+    """The heartbeat tries a lost server again every beat, but by _Recovery's rule: backoff, then
+    the circuit breaker, so a server that cannot start is not started 10 times a second."""
+    allowed, attempts = tmp_path / "may-start", tmp_path / "attempts"
+    allowed.write_text("")
+    server = fake("modern-only", tools=PLAIN_TOOLS, require=str(allowed))
+    argv = ["sh", "-c", f'echo x >> "{attempts}"; exec "$0" "$@"', *server.argv]
+    events = []
+
+    async def main():
+        async with mcpmini.Servers({"f": argv}, heartbeat=0.1,
+                                   on_event=lambda kind, info: events.append((kind, info))) as servers:
+            allowed.unlink()
+            os.kill(server.starts()[0]["_start"], signal.SIGKILL)
+            while "f" not in servers.failed:
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(3.0)               # 30 beats
+            tried = len(attempts.read_text().split()) - 1
+            allowed.write_text("")
+            while "f" in servers.failed:
+                await asyncio.sleep(0.05)
+            return tried, await servers.call_tool("f", "echo", {"text": "back"})
+    tried, result = run(main(), timeout=60)
+    print(f"{tried} server starts in 30 heartbeats")
+    # attempts at 0, 0.5 s, 1 s later, then the breaker (2 s, 4 s); an attempt may start the
+    # server twice (the remembered era, then a probe): without the rule, 30 or more
+    assert 1 <= tried <= 8
+    assert mcpmini.result_text(result) == '{"text": "back"}'
+    assert [k for k, _ in events] == ["server_lost", "server_back"]
