@@ -3956,10 +3956,11 @@ class Client:
         await self._recovery.connect()
 
     async def _connect(self) -> None:
+        again = self._era is not None   # a reconnect learns the era afresh: the server may have changed it
         await self.close(fast=True)
         self._lists.kept.clear()
         key = self.key
-        cached = self._era_cache.get(key) if self._era_cache else None
+        cached = self._era_cache.get(key) if self._era_cache and not again else None
         self._negotiation = _Negotiation(
             self._open_session, self.server, protocol=self.protocol, cached=cached, timeout=self.timeout,
             capabilities=self._capabilities(), client_info=self.client_info)

@@ -169,9 +169,8 @@ def test_a_reconnect_learns_the_server_again_and_reports_a_changed_tool_list(fak
     events = []
 
     async def main():
-        # era_cache=False: a remembered era is tried first (and a server that changes its era
-        # between two starts is not what this test is about)
-        async with mcpmini.Servers({"f": server.argv}, era_cache=False,
+        # the era is learned again, not taken from the era cache (it changes between the two starts)
+        async with mcpmini.Servers({"f": server.argv},
                                    on_event=lambda kind, info: events.append((kind, info))) as servers:
             client = servers.clients["f"]
             before = client.era, client.server_info["name"], [t["name"] for t in await servers.list_tools()]
