@@ -32,7 +32,8 @@ def test_the_script_parses(cli, shell, tmp_path):
 
 @pytest.mark.parametrize("line, words", [
     ("mcpmini ", ["ask", "bridge", "call", "check", "completion", "info", "login", "logout", "prompt",
-                  "prompts", "read", "resources", "servers", "templates", "tools", "trust"]),
+                  "prompts", "read", "replay", "resources", "servers", "task", "tasks", "templates", "tools",
+                  "trust"]),
     ("mcpmini to", ["tools"]),
     ("mcpmini call --no-", ["--no-cache", "--no-color", "--no-validate"]),
     ("mcpmini --js", ["--json"]),
