@@ -3657,8 +3657,7 @@ class _Policy:
 
     @staticmethod
     def patterns(value: Any, where: str, scoped: bool = False) -> list[str]:
-        """Tool-name patterns (shell globs; ``scoped``: ``SERVER/PATTERN`` too), each able to match some
-        tool name; else a ConfigError (exit 2), raised before anything runs."""
+        """Tool-name globs (``scoped``: ``SERVER/GLOB`` too), each able to match a name; else a ConfigError."""
         for item in value if isinstance(value, (list, tuple)) else [value]:
             scope, slash, pattern = item.rpartition("/") if scoped and isinstance(item, str) else ("", "", item)
             if not (isinstance(value, (list, tuple)) and isinstance(pattern, str) and TOOL_PATTERN.search(pattern)) \
@@ -3680,8 +3679,7 @@ class _Policy:
         return None
 
     async def check(self, client: Client, name: str) -> None:
-        """A ConfigError naming the rule when tool ``name`` is refused; read-only needs its annotations,
-        so the tools are listed then (as the connection has them: a cache file might be stale)."""
+        """A ConfigError naming the rule when tool ``name`` is refused (read-only: the tools are listed)."""
         tools = [*await client.list_tools(), *client.hidden_tools] if self.read_only else []
         if why := self.refusal(next((t for t in tools if t["name"] == name), {"name": name})):
             raise ConfigError(f"{client.name}: the tool policy refuses {name!r}: {why}; nothing was sent")
@@ -3857,9 +3855,8 @@ class Client:
     AuthError naming ``mcpmini login`` (a browser opens only with ``interactive``); a static
     Authorization header turns OAuth off. ``validate``: call_tool and get_prompt arguments are checked against the
     schema first, as the command line checks them (a ConfigError, nothing sent, when they do not
-    fit). The tool policy (the entry's, narrowed by ``allow``/``deny``: globs on tool names,
-    ``SERVER/PATTERN`` for one server's; ``read_only``: only tools the server marks read-only) hides the
-    others from ``list_tools`` (``hidden_tools``) and refuses calls to them (ConfigError, nothing sent).
+    fit). ``allow``/``deny`` (tool-name globs; ``SERVER/GLOB``: one server's) and ``read_only`` narrow
+    the entry's tool policy: ``list_tools`` hides the rest (``hidden_tools``); calling one is a ConfigError, unsent.
     After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
     ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
     "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache.
@@ -5441,8 +5438,7 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
     model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
     or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
     step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``. ``allow``,
-    ``deny``, ``read_only``: the tool policy (as Client takes it; it narrows given clients'): the model
-    is offered no other tool, and a call to one anyway is answered with an error, never sent.
+    ``deny``, ``read_only``: the tool policy (as Client's; it narrows given clients'): no other tool is offered.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function
     name -> server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model
