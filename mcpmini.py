@@ -6584,7 +6584,7 @@ def _add_commands(command: Callable[..., Any]) -> None:
     p.add_argument("--task", action="store_true", help="run it as a task (a task-required tool always is)")
     p.add_argument("--wait", type=float, metavar="SECONDS", help="wait for a task this long at most (then exit 124)")
     p.add_argument("--detach", action="store_true", help="start the task, print its id and exit (HTTP servers)")
-    command("tasks", "a server's tasks (long-running tool calls)", "tasks https://example.com/mcp", server=True)
+    command("tasks", "a server's tasks (long-running tool calls)", "tasks http://127.0.0.1:8000/mcp   # its long-running calls (HTTP: tasks outlive a run)", server=True)
     p = command("task", "a task's status; wait for its result, or cancel it", "task https://example.com/mcp "
                 "TASK_ID --wait", "task https://example.com/mcp TASK_ID --cancel", server=True)
     p.add_argument("task_id", metavar="TASK_ID", help="the task's id (see: mcpmini tasks SERVER)")

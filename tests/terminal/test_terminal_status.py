@@ -3,7 +3,9 @@ second shows one self-erasing status line on stderr with the server's progress; 
 errors and names; neither when opted out or not on a terminal."""
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 
 import pytest
 
@@ -50,7 +52,8 @@ def test_starting_a_server_that_hangs_says_so(screen, fake):
 def test_colour_on_a_terminal_and_never_inside_the_error_prefix(screen, fake):
     s = screen("call", fake().cmdline, "nope")
     assert s.wait() == 2
-    assert "\x1b[1;31mmcpmini: error:\x1b[0m python has no tool 'nope'" in s.text
+    program = os.path.basename(sys.executable)   # python in a venv, python3 elsewhere
+    assert f"\x1b[1;31mmcpmini: error:\x1b[0m {program} has no tool 'nope'" in s.text
     s = screen("tools", fake().cmdline)
     assert s.wait() == 0
     assert "\x1b[1mstrict\x1b[0m city=<string>" in s.text
