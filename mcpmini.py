@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the mcpmini authors
 """mcpmini — a one-file Model Context Protocol (MCP) client and command line.
 
 Library quick start::
@@ -56,6 +58,7 @@ import os
 import re
 import shlex
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -89,6 +92,8 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_PREFIX = "io.modelcontextprotocol/"   # reserved _meta keys: protocol bookkeeping in a result
+BOOKKEEPING = ("resultType", "ttlMs", "cacheScope")   # result keys of the protocol, not the server
 LIST_CHANGED = {   # notification -> the list results it makes stale
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),
@@ -102,7 +107,8 @@ PROGRESS_TIMEOUT_CAP = 600.0    # progress notifications extend a timeout, up to
 SHUTDOWN_GRACE = 2.0            # after closing stdin, then after SIGTERM
 EXIT_GRACE = 0.5                # a dead server's pipe may hold its last words for this long
 CANCEL_TIMEOUT = 1.0            # bound on sending a cancellation
-HEARTBEAT_BACKOFF_MAX = 60.0    # the longest wait between two reconnects of a lost server
+RECONNECT_BACKOFF = (0.5, 10.0) # after a failed reconnect the next waits 0.5 s, doubling up to 10 s
+RECONNECT_FAILURES = 3          # failed reconnects in a row that open the circuit breaker
 MAX_MESSAGE_SIZE = 256 << 20    # one JSON-RPC message; above it the connection fails
 READ_CHUNK = 1 << 20
 STDERR_TAIL_LINES = 20
@@ -113,6 +119,9 @@ MAX_SERVER_REQUESTS = 16        # server requests answered at once; beyond, read
 STDIN_BUFFER = 4 << 20          # what may wait for a server to read it before a write waits
 LIST_CACHE_MAX_AGE = 3600.0     # a legacy server's tool list in the persistent cache (no ttlMs)
 LIST_CACHE_KEEP = 7 * 86400.0   # stale stored lists serve shell completion until this age
+CACHE_MAX_ENTRY = 16 << 20      # one cache entry (a server's tool list); a larger one is not stored
+CACHE_MAX_TOTAL = 64 << 20      # one cache folder (lists, eras, tool digests): beyond, the least recently used go
+CACHE_MAX_ENTRIES = 200         # entries of one cache folder, likewise
 # Read-only requests (a bridge may cache them) and those safe to send again when a connection broke
 # after the request may have reached the server; anything else (tools/call!) could run twice.
 CACHEABLE_METHODS = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
@@ -154,6 +163,15 @@ SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "not", "if", "
 SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAP = ("patternProperties", "$defs", "definitions", "dependentSchemas")
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
+# A form field's "format": what it must match, and how a person is told
+ISO_DATE = r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+FORMATS = {"email": (r"[^@\s]+@[^@\s]+\.[^@\s.]+", "an email address"),
+           "uri": (r"[A-Za-z][A-Za-z0-9+.-]*:\S+", "a URI such as https://example.com/"),
+           "date": (ISO_DATE, "a date: YYYY-MM-DD"),
+           "date-time": (ISO_DATE + r"[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
+                         "a date and time: YYYY-MM-DDTHH:MM:SSZ")}
+EXAMPLE_CONFIG = "examples/mcp.json"   # the help's examples name it (they run from the repository's root)
+YES_NO = {"y": True, "yes": True, "true": True, "n": False, "no": False, "false": False}
 
 # OAuth
 OAUTH_TIMEOUT = 10.0            # one OAuth HTTP exchange (metadata, registration, token)
@@ -186,7 +204,6 @@ ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type
                         "protocol", "oauth", "inheritEnv", "envFile", "disabled", "enabled"})
 MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than this is refused
 MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
-MAX_REMEMBERED_SERVERS = 200    # tool-list digests kept (the least recently used go first)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")   # spec: what a tool name should be (check lints it)
 
 # Agent
@@ -220,6 +237,8 @@ STATUS_DELAY = 1.0              # a wait longer than this shows the status line 
 STATUS_TICK = 0.25              # how often the status line is redrawn
 LISTED_LINES = 6                # a listing cuts a description to this many lines (tools NAME shows it all)
 STOP_NOTICE = 0.5               # after Ctrl-C, a server still stopping after this is said to be
+CLI_FLAGS = (("timeout=", "--timeout"), ("protocol='legacy'", "--protocol legacy"), ("base_url=", "--base-url"),
+             ("stream=False", "--no-stream"), ("max_steps=", "--max-steps"))   # library errors, on the command line
 EXIT_CODES = {"remote": 1, "tool": 1, "agent": 1, "usage": 2, "config": 2, "connection": 3,
               "protocol": 3, "auth": 4, "timeout": 124, "interrupted": 130, "terminated": 143}
 # What a server or model could use against a terminal or reader: C0 controls (not \n, \t), DEL, C1,
@@ -265,7 +284,7 @@ class RequestTimeout(MCPError, TimeoutError, kind="timeout"):
     def __init__(self, method: str, timeout: float, detail: str = "") -> None:
         self.method, self.timeout = method, timeout
         super().__init__(f"{method} timed out after {timeout:g} s{detail}"
-                         " (raise it with --timeout or the entry's \"timeout\")")
+                         " (raise timeout= or the entry's \"timeout\")")
 
 
 class ProtocolError(MCPError):
@@ -297,8 +316,8 @@ class RemoteError(MCPError, kind="remote"):
                    str(error.get("message", "")), error.get("data"))
 
 
-class _UsageError(MCPError, kind="usage"):
-    """The command line is wrong; nothing was sent."""
+class _UsageError(ConfigError, kind="usage"):
+    """The command line (or, with ``validate=True``, a call's arguments) is wrong; nothing was sent."""
 
 
 class _Interrupted(MCPError, kind="interrupted"):
@@ -306,7 +325,7 @@ class _Interrupted(MCPError, kind="interrupted"):
 
 
 class _AgentError(MCPError, kind="agent"):
-    """The agent loop ended without an answer (``--max-steps`` reached)."""
+    """The agent loop ended without an answer (``max_steps`` reached)."""
 
 
 class _ModelError(MCPError, kind="remote"):
@@ -433,39 +452,56 @@ def _write_json(path: str, data: Any) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-        f.write(_dumps(data))   # json.dump would take the slow pure-Python encoder
+        f.write(data if isinstance(data, bytes) else _dumps(data))   # not json.dump: its encoder is slow
     os.replace(tmp, path)
 
 
-class _CacheFile:
-    """A JSON object in a user folder: eras.json (spec: clients MAY persist the era, so a silent legacy
-    server costs the probe once), lists.json, tools.json. Unreadable is empty: it can be rebuilt."""
+class _CacheDir:
+    """A cache in a user folder, one file per key (named by the key's hash, so no secret of a
+    URL or command line reaches a name): using one entry never reads another. An entry is at most
+    CACHE_MAX_ENTRY bytes; the folder keeps at most CACHE_MAX_ENTRIES entries and CACHE_MAX_TOTAL
+    bytes, the least recently used (by mtime, renewed on reading) going first, and none unused for
+    LIST_CACHE_KEEP. Folders: eras (spec: clients MAY persist the era, so a silent legacy server
+    costs the probe once), lists, and tools (digests, in the state folder). Unreadable is absent."""
 
     def __init__(self, name: str, folder: str = "cache") -> None:
-        self.path = os.path.join(_user_dir(folder), name)
+        self.dir = os.path.join(_user_dir(folder), name)
 
-    def load(self) -> JSON:
+    def _path(self, key: str) -> str:
+        return os.path.join(self.dir, hashlib.sha256(key.encode()).hexdigest()[:40] + ".json")
+
+    def get(self, key: str) -> Any:
+        path = self._path(key)
         try:
-            _check_private(self.path, "cache")   # it steers how servers are reached
-            with open(self.path, "rb") as f:
-                return _object(_loads(f.read()))
+            _check_private(path, "cache")   # it steers how servers are reached
+            with open(path, "rb") as f:
+                value = _loads(f.read(CACHE_MAX_ENTRY + 1))
+            os.utime(path)   # recently used
+            return value
         except (OSError, ValueError, RecursionError) as exc:   # ConfigError is a ValueError
-            log.debug("%s is not used: %s", self.path, exc)
-            return {}
+            log.debug("%s is not used: %s", path, exc)
+            return None
 
-    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda v: True, last: int = 0) -> None:
-        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds;
-        ``last``: only the ``last`` most recently put entries (which an unchanged value renews)."""
-        data = self.load()
-        if data.get(key) == value and not last:
-            return
-        data = {k: v for k, v in data.items() if k != key and keep(v)}
-        if value is not None:
-            data[key] = value
+    def put(self, key: str, value: Any) -> None:
+        """Store ``value`` (None: remove it), then trim the folder to its bounds."""
+        path, data = self._path(key), b"" if value is None else _dumps(value)
         try:
-            _write_json(self.path, dict(list(data.items())[-last:]))
+            if value is None or len(data) > CACHE_MAX_ENTRY:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
+                return
+            _write_json(path, data)
+            with contextlib.suppress(FileNotFoundError):   # the single file of mcpmini 0.1
+                os.remove(self.dir + ".json")
+            files = sorted(((e.stat().st_mtime, e.stat().st_size, e.path) for e in os.scandir(self.dir)
+                            if e.name.endswith(".json")), reverse=True)   # newest first
+            total, now = 0, time.time()
+            for n, (used, size, name) in enumerate(files):
+                total += size
+                if n >= CACHE_MAX_ENTRIES or total > CACHE_MAX_TOTAL or used < now - LIST_CACHE_KEEP:
+                    os.remove(name)
         except OSError as exc:
-            log.debug("cannot write %s: %s", self.path, exc)
+            log.debug("cannot write %s: %s", path, exc)
 
 
 def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
@@ -583,6 +619,9 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     if missing:
         wanted = ", ".join(f"{n!r} ({'/'.join(sorted(_schema_types(props.get(n)))) or 'any'})"
                            for n in missing)
+        for key in (k for k in arguments if k not in props):   # cty=Tokyo for city: the typo first
+            if hint := _did_you_mean(key, missing):
+                return f"unknown {noun} {key!r}{hint} (required: {wanted})"
         return f"missing required {noun}{'s' * (len(missing) > 1)} {wanted}"
     extra = schema.get("additionalProperties")
     if extra is False or (strict_keys and extra is None and "properties" in schema
@@ -1003,8 +1042,9 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
             _settle(self._writable, None, self._closed_error("the server closed its input"))
             _quiet(self._writable)   # nobody may be waiting
         elif fd == 1 and not self._eof.done():
-            if self._partial and not self._lost:
-                self._line(self._partial)
+            if self._partial and not self._lost:   # a last line without its newline; one cut short
+                with contextlib.suppress(_Garbled):   # by the exit is the lost connection's (may have run)
+                    (message := _jsonrpc(self._partial)) is not None and self.deliver(message)
             _settle(self._eof, None)
             self._end(self._exit, 0.2)   # its exit status makes a better message
         elif fd == 2:
@@ -2156,9 +2196,10 @@ class _StreamableHTTPTransport(_HTTPTransport):
 
     async def _listen(self) -> None:
         """The legacy GET stream of messages outside requests (405: none); a broken one is resumed
-        after ``retry`` with Last-Event-ID, a bounded number of times without news."""
-        parser = _SSEParser()
-        quiet = 0   # streams in a row that brought no message
+        after ``retry`` with Last-Event-ID. After MAX_SSE_RESUMES reconnects in a row without a new
+        event (one whose id was seen is not) it is not reopened for this session; no request fails."""
+        parser, seen = _SSEParser(), deque(maxlen=64)   # the ids of the last events that were news
+        quiet = -1   # reconnects in a row that brought nothing new (the first stream is no reconnect)
         while not self._closed:
             parser = _SSEParser(last_id=parser.last_id, retry=parser.retry)   # no half line carried over
             headers = self._legacy_headers({"Accept": "text/event-stream", **self.headers})
@@ -2175,12 +2216,14 @@ class _StreamableHTTPTransport(_HTTPTransport):
                     with contextlib.suppress(MCPError):
                         await asyncio.wait_for(resp.read(1 << 16), self.timeout)  # reuse the connection
                     return
-                async for kind, data, _ in resp.events(parser):
+                async for kind, data, event_id in resp.events(parser):
                     await self._flowing()
                     try:
                         if kind == "message" and (message := _jsonrpc(data)) is not None:
                             self.deliver(message)
-                            quiet = -1
+                            if not event_id or event_id not in seen:
+                                quiet = -1
+                                seen.append(event_id)
                     except _Garbled as exc:
                         log.warning("%s: skipped a garbled message of the GET stream: %s", self.label, exc)
             except (MCPError, asyncio.TimeoutError) as exc:
@@ -2188,8 +2231,8 @@ class _StreamableHTTPTransport(_HTTPTransport):
             finally:
                 resp.close()
             quiet += 1
-            if quiet > MAX_SSE_RESUMES:
-                log.info("%s: the GET stream kept ending without a message; not reopened", self.label)
+            if quiet >= MAX_SSE_RESUMES:
+                log.info("%s: the GET stream kept ending without a new message; not reopened", self.label)
                 return
             await asyncio.sleep(_sse_delay(parser.retry, max(quiet, 1)))
 
@@ -3295,7 +3338,7 @@ class _Negotiation:
         supported = [v for v in result.get("supportedVersions") or [] if isinstance(v, str)]
         if not supported:   # nothing to choose from: asking again would loop
             raise ProtocolError(f"{self.label}: server/discover listed no protocol versions "
-                                "(supportedVersions is empty); try --protocol legacy")
+                                "(supportedVersions is empty); try protocol='legacy'")
         if MODERN_VERSION in supported:
             return self._settled(result, f"{reason} with {MODERN_VERSION}: modern")
         return await self._modern_fallback(supported, f"{reason} without {MODERN_VERSION}")
@@ -3347,7 +3390,14 @@ def _maybe_ran(why: str, method: str) -> str:
 
 def _checked_result(method: str, result: JSON, label: str) -> JSON:
     """A tools/call, resources/read or prompts/get result, checked where it enters: a shape
-    that cannot be used fails the request with a ProtocolError naming the field."""
+    that cannot be used fails the request with a ProtocolError naming the field. Returned in
+    one shape in both eras: without protocol bookkeeping (``resultType``, ``ttlMs``, ``cacheScope``
+    and ``io.modelcontextprotocol/`` keys of ``_meta``); the server's own ``_meta`` keys stay."""
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and any(k.startswith(META_PREFIX) for k in meta):
+        meta = {k: v for k, v in meta.items() if not k.startswith(META_PREFIX)}
+    result = {k: v for k, v in result.items() if k not in BOOKKEEPING and (k != "_meta" or meta)}
+    result.update({"_meta": meta} if meta else {})
     field, kind = {"tools/call": ("content", "content block"), "prompts/get": ("messages", "message"),
                    "resources/read": ("contents", "contents entry")}[method]
     items = result.get(field, [])
@@ -3384,11 +3434,12 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
 
 
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
-                     modern: bool, label: str, strict: bool = False) -> tuple[list[JSON], float]:
+                     modern: bool, label: str, sent: list[Any] | None = None) -> tuple[list[JSON], float]:
     """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
-    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``strict`` (``check``):
-    every entry as sent, and a cursor that comes back (a list that never ends) is a ProtocolError."""
-    items: list[JSON] = []
+    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``sent`` (``check``): every
+    entry as sent goes there, page by page, and a cursor that comes back (a list that never ends)
+    is a ProtocolError (``sent`` keeps the pages received)."""
+    items: list[JSON] = [] if sent is None else sent
     cursor: str | None = None
     seen: set[str] = set()
     ttl = float("inf")   # legacy: until list_changed
@@ -3398,14 +3449,14 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
         if not isinstance(page_items, list):
             raise ProtocolError(f"{label}: the {method} result cannot be used: its {key} is not a "
                                 f"list: {_json_text(page_items, None)[:120]}")
-        items.extend(page_items if strict else _usable(method, page_items, label))
+        items.extend(page_items if sent is not None else _usable(method, page_items, label))
         if modern:
             ms = result.get("ttlMs")
             ttl = min(ttl, ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0)
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
             break
-        if strict and cursor in seen:
+        if sent is not None and cursor in seen:
             raise ProtocolError(f"page {page} repeats the cursor {cursor!r}: the list would never end")
         seen.add(cursor)
     else:
@@ -3421,61 +3472,135 @@ def _changes(old: JSON, new: JSON, shown: Callable[[list[str]], Any] = list) -> 
         ("changed", [n for n in new if n in old and old[n] != new[n]])) if names)
 
 
+def _server_key(server: ServerConfig) -> str:
+    """A server's stable identity (URL, or command and folder): the era and tool digest key."""
+    if server.url:
+        return f"url {server.url}"
+    return "cmd " + json.dumps([[server.command or "", *server.args], os.path.abspath(server.cwd or ".")])
+
+
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     """What changed in a server's tools since a command last listed them, in words (None: nothing,
     or a new server). A tool whose description or schema changes can turn a trusted server hostile."""
     digests = {t["name"]: hashlib.sha256(_dumps([t.get(k) for k in (
         "title", "description", "inputSchema", "outputSchema", "annotations")])).hexdigest()[:16]
         for t in tools}
-    file = _CacheFile("tools.json", "state")
-    old = file.load().get(client.key)
-    file.put(client.key, digests, last=MAX_REMEMBERED_SERVERS)
+    file = _CacheDir("tools", "state")
+    if (old := file.get(client.key)) != digests:
+        file.put(client.key, digests)
     if not isinstance(old, dict) or old == digests:
         return None
     return f"{client.name}: its tools changed since they were last listed: " + _changes(
         old, digests, lambda names: (_visible(n, one_line=True) for n in sorted(names)))
 
 
+def _prompt_schema(prompt: JSON) -> JSON:
+    """A prompt as a tool: its arguments as an object schema of strings (what they are)."""
+    arguments = [a for a in _listed(prompt.get("arguments")) if isinstance(_object(a).get("name"), str)]
+    return {**prompt, "inputSchema": {
+        "type": "object", "required": [a["name"] for a in arguments if a.get("required")],
+        "properties": {a["name"]: {"type": "string", "description": a.get("description")}
+                       for a in arguments}}}
+
+
+async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
+    """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
+    as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
+    raw = await (client.list_tools() if what == "tool" else client.list_prompts())
+    items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
+    if name is not None and name not in items:
+        hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
+        raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
+    return raw, items
+
+
+async def _validate(client: Client, method: str, params: JSON) -> None:
+    """``validate=True``: a tools/call's or prompts/get's arguments checked before sending, by the
+    command line's rules (did-you-mean included); a ConfigError (nothing sent) when they do not fit."""
+    name, arguments = params["name"], _object(params.get("arguments"))
+    item = (await _entries(client, "tool" if method == "tools/call" else "prompt", name))[1][name]
+    if problem := _argument_problem(arguments, item.get("inputSchema"), strict_keys=True):
+        raise _UsageError(f"{name}: {problem}")
+
+
 class _ListStore:
-    """The persistent list cache (lists.json): each server's last tools/list, for typing the
-    arguments of ``call`` and shell completion; fresh for its ttlMs (2026-07-28) or
-    LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no secret reaches the file) of the OAuth token
-    in use (digest §caching: no list is shared across tokens) and of the URL and headers, or of
-    the command line, folder, environment and the mtimes of the program (on PATH) and of its
-    first file argument (the script of ``python3 server.py``): an edited server has a new key."""
+    """A client's lists, kept for the connection while fresh, and (``persist``) the persistent list
+    cache: each server's last tools/list, for typing the arguments of ``call`` and shell completion;
+    fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by what is configured,
+    never by what PATH resolves (a pyenv shim differs between processes): the OAuth token in use
+    (digest §caching: no list is shared across tokens), the URL and headers, or the command line as
+    typed, folder and environment. An entry holds the mtimes of the files the command line names
+    (``./server``, the script of ``python3 server.py``): an edited server's entry is stale."""
 
-    def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
-        self.server, self.auth, self.file = server, auth, _CacheFile("lists.json")
+    def __init__(self, server: ServerConfig, auth: _OAuth | None, persist: bool = True) -> None:
+        self.server, self.auth, self.cache = server, auth, _CacheDir("lists") if persist else None
+        self.kept: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
+        self.schemas: dict[str, Any] = {}      # tool -> inputSchema
+        self.dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
+        self.from_cache: set[str] = set()      # list methods whose last answer came from the file
+        self.tools: list[JSON] | None = None   # the last tools/list (None: none yet)
 
-    def _key(self, method: str) -> str:
+    async def list(self, era: _Era | None, request: Callable[..., Awaitable[JSON]], label: str, method: str,
+                   key: str, refresh: bool, stored: bool = False) -> list[JSON]:
+        """``method``'s items: kept ones while fresh, else the file's (``stored``) while fresh, else asked."""
+        if era and era.capabilities is not None and method.partition("/")[0] not in era.capabilities:
+            return []   # not offered: nothing to ask (as the Inspector shows it)
+        self.from_cache.discard(method)
+        until, items = self.kept.get(method, (0.0, []))
+        if not refresh and time.monotonic() < until:
+            return items
+        if stored and self.cache and (cached := self.get(method)) is not None:   # (tools/list only)
+            self.from_cache.add(method)
+            self.keep_schemas(items := _usable(method, cached, label))   # request did not see them
+            return items
+        modern = era is not None and era.era == MODERN_VERSION
+        items, ttl = await _all_pages(request, method, key, modern, label)
+        if ttl > 0:
+            self.kept[method] = (time.monotonic() + ttl, items)
+        if method == "tools/list":
+            self.tools = items
+            if self.cache:
+                self.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
+        return items
+
+    def keep_schemas(self, tools: list[Any]) -> None:
+        self.schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools
+                             if isinstance(t, dict) and isinstance(t.get("name"), str)})
+
+    def changed(self, method: str) -> None:
+        """A list_changed notification: what it names is stale (the stored tools at once)."""
+        for stale in LIST_CHANGED.get(method, ()):
+            self.kept.pop(stale, None)
+        if method == "notifications/tools/list_changed" and self.cache:
+            self.put("tools/list", [], 0.0)
+
+    def _key(self, method: str) -> tuple[str, list[Any]]:
+        """The entry's key, and the stamp that keeps it fresh."""
         server = self.server
         if server.url:
-            what: list[Any] = [server.url, server.transport, sorted(server.headers.items()),
-                               self.auth.token_id() if self.auth else ""]
-        else:
-            cwd = os.path.abspath(server.cwd or os.getcwd())
-            argv = [server.command or "", *server.args]
-            folders = [cwd] if os.sep in argv[0] else (server.env.get("PATH") or os.environ.get("PATH", "")).split(os.pathsep)
-            program = next((p for p in (os.path.join(d, argv[0]) for d in folders) if os.path.isfile(p)), "")
-            script = next((p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)), "")
-            what = [argv, cwd, sorted(server.env.items()), server.inherit_env,
-                    [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
-        return f"{hashlib.sha256(_dumps(what)).hexdigest()} {method}"
+            return json.dumps([server.url, server.transport, sorted(server.headers.items()),
+                               self.auth.token_id() if self.auth else "", method]), []
+        cwd = os.path.abspath(server.cwd or os.getcwd())
+        argv = [server.command or "", *server.args]
+        files = [os.path.join(cwd, a) for a in argv[:1] if os.sep in a] + \
+            [p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)][:1]
+        return json.dumps([argv, cwd, sorted(server.env.items()), server.inherit_env, method]), [
+            os.stat(p).st_mtime if os.path.isfile(p) else None for p in files]
 
     def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
-        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
-        entry = _object(self.file.load().get(self._key(method)))
-        until = entry.get("stored" if stale_ok else "until")
+        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP, edited or not), else None."""
+        key, stamp = self._key(method)
+        entry = _object(self.cache.get(key)) if self.cache else {}
+        until = entry.get("stored" if stale_ok else "until") if stale_ok or entry.get("stamp") == stamp else None
         if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
                 time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0):
             return None
         return entry["items"]
 
     def put(self, method: str, items: list[JSON], ttl: float) -> None:
+        key, stamp = self._key(method)
         now = time.time()
-        self.file.put(self._key(method), {"stored": now, "until": now + ttl, "items": items},
-                      keep=lambda e: isinstance(_object(e).get("stored"), (int, float))
-                      and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
+        self.cache.put(key, {"stored": now, "until": now + ttl, "stamp": stamp, "items": items})
 
 
 def _cached_tool_names(server: ServerConfig) -> list[str]:
@@ -3488,10 +3613,102 @@ def _cached_tool_names(server: ServerConfig) -> list[str]:
     return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
+class _Recovery:
+    """How a client comes back (decision 31), one rule for ``reconnect=True``, ``Servers`` (and its
+    heartbeat), ``ask`` and ``bridge``: a lost connection is reconnected each time, in one attempt
+    shared by all who lost it (era and declarations learned again, a changed tool list told by the
+    digest rule); a request is resent only if that cannot run it twice. Reconnects count until a
+    request succeeds: each waits RECONNECT_BACKOFF (doubling); after RECONNECT_FAILURES the circuit
+    breaker is open, failing at once with the cause until that wait is over. The client's
+    ``on_event`` hears ``server_lost``, ``server_back`` and ``tools_changed``."""
+
+    def __init__(self, client: Client, connect: Callable[[], Awaitable[None]], lists: _ListStore) -> None:
+        self.client, self._connect, self.lists = client, connect, lists
+        self.lost: BaseException | None = None   # why the connection was lost, until it is back
+        self.attempt: asyncio.Future | None = None
+        self.tries, self.until = 0, 0.0
+
+    busy = property(lambda self: self.attempt is not None and not self.attempt.done())
+
+    def lose(self, exc: BaseException | None) -> None:
+        if exc is not None and self.lost is None and not self.busy:
+            self.lost = exc
+            log.warning("%s: the connection was lost: %s", self.client.name, exc)
+            _emit(self.client.on_event, "server_lost", server=self.client.name, error=_why(exc))
+
+    async def connect(self) -> None:
+        """Client.connect; after a loss, by the rule above."""
+        if self.lost is None and not self.busy:
+            return await self._connect()
+        tools = None
+        if not self.busy:
+            wait = self.until - time.monotonic()
+            if self.tries >= RECONNECT_FAILURES and wait > 0:
+                raise ConnectionClosed(f"{self.client.name}: not reconnecting for {wait:.1f} s after "
+                                       f"{self.tries} failed attempts in a row: {self.lost}") from self.lost
+            tools = self.lists.tools if self.client.on_event else None   # compared after this attempt
+            self.attempt = asyncio.ensure_future(self._reconnect(wait))
+            _quiet(self.attempt)
+        await asyncio.shield(self.attempt)
+        if tools is not None:
+            with contextlib.suppress(MCPError, OSError):
+                _tool_list_changes(self.client, tools)   # the digest rule: what the lost connection listed
+                if changes := _tool_list_changes(self.client, await self.client.list_tools(refresh=True)):
+                    _emit(self.client.on_event, "tools_changed", server=self.client.name, changes=changes)
+
+    async def _reconnect(self, wait: float) -> None:
+        await asyncio.sleep(wait)
+        self.tries, lost = self.tries + 1, self.lost
+        try:
+            await self._connect()
+        except (MCPError, OSError) as exc:
+            self.lost = exc   # the cause the circuit breaker names
+            raise ConnectionClosed(f"{self.client.name}: reconnecting after a lost connection ({lost}) "
+                                   f"failed: {exc}") from exc
+        finally:
+            backoff, most = RECONNECT_BACKOFF
+            self.until = time.monotonic() + min(backoff * 2 ** (self.tries - 1), most)
+        self.lost = None
+        _emit(self.client.on_event, "server_back", server=self.client.name)
+
+    async def call(self, method: str, send: Callable[[], Awaitable[JSON]]) -> JSON:
+        """``send()`` one request; once lost, reconnected (spec: a client SHOULD restart a stdio server
+        that exits) and resent if never sent or safe to repeat, else failed as one that may have run."""
+        client = self.client
+        for again in (False, True):
+            if self.busy or self.lost is not None and not client.connected:
+                await self.connect()   # joins the attempt under way
+            attempt, was = self.attempt, client.connected
+            try:
+                result = await send()
+                self.tries = 0
+                return result
+            except ConnectionClosed as exc:
+                unsent, why = isinstance(exc, _NotSent), str(exc)
+                if isinstance(exc, _SessionExpired) or not (was or unsent):
+                    raise   # never connected
+                # lost, and nobody reconnected meanwhile (a broken HTTP exchange leaves the session up)
+                if self.attempt is attempt and client.reconnect and \
+                        not (client.connected and client.transport != "stdio"):
+                    self.lose(exc)
+                    try:
+                        await self.connect()
+                        why += "; reconnected for what comes next"
+                    except ConnectionClosed as failed:
+                        if unsent or method in SAFE_TO_REPEAT:
+                            raise
+                        why = str(failed)
+                if not unsent and method not in SAFE_TO_REPEAT:
+                    raise ConnectionClosed(_maybe_ran(why, method)) from exc
+                if again or not client.reconnect:
+                    raise
+
+
 class Client:
     """A connection to one MCP server, as an async context manager.
 
-    ``server`` is a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
+    ``server`` is a configured server's name (found as the CLI finds it: the same files and
+    trust gate), a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
     HTTP, with the HTTP+SSE fallback), or a :class:`ServerConfig`. ``protocol`` pins the era:
     ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
     request and the connection itself. Callbacks (sync or async): ``on_progress(params)``,
@@ -3501,12 +3718,15 @@ class Client:
     default ping and elicitation as above; ``on_notification(method, params)`` sees every
     notification. ``capabilities`` and ``client_info`` replace what is declared (a bridge
     declares its client's). ``list_cache`` False: the persistent list cache is neither read nor
-    written. ``reconnect``: when the connection is lost during a call, reconnect once (never after
-    a timeout or a cancellation). ``auth`` (HTTP only): a dict of ``_OAuth`` keywords
-    (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an ``_OAuth``, or False.
-    By default stored tokens are used and refreshed, a needed login is an AuthError naming
-    ``mcpmini login`` (a browser opens only with ``interactive``); a static Authorization header
-    turns OAuth off. After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
+    written. ``reconnect``: a lost connection is reconnected each time, with backoff and a circuit
+    breaker (see _Recovery); a request that may have run is not sent again. ``on_event(kind,
+    info)``: ``server_lost``, ``server_back``, ``tools_changed``. ``auth`` (HTTP only): a dict of
+    ``_OAuth`` keywords (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an
+    ``_OAuth``, or False. By default stored tokens are used and refreshed, a needed login is an
+    AuthError naming ``mcpmini login`` (a browser opens only with ``interactive``); a static
+    Authorization header turns OAuth off. ``validate``: call_tool and get_prompt arguments are checked against the
+    schema first, as the command line checks them (a ConfigError, nothing sent, when they do not
+    fit). After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
     ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
     "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache."""
 
@@ -3518,43 +3738,29 @@ class Client:
                  on_elicit: Callable[[JSON], Any] | None = None, list_cache: bool = True, auth: Any = None,
                  trace: Callable[[str, str, Any], None] | None = None, capabilities: JSON | None = None,
                  on_request: Callable[[str, JSON], Any] | None = None, client_info: JSON | None = None,
-                 on_notification: Callable[[str, JSON], Any] | None = None) -> None:
+                 on_notification: Callable[[str, JSON], Any] | None = None,
+                 on_event: Callable[[str, JSON], Any] | None = None, validate: bool = False) -> None:
         if protocol not in ("auto", MODERN_VERSION, "legacy"):
             raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
-        if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
-            config = server.expanded()
-        elif isinstance(server, str):
-            if not re.match(r"(?i)https?://", server):
-                raise ValueError(f"server {server!r} is neither a URL nor a command list; "
-                                 f"for a command line use shlex.split({server!r})")
-            config = ServerConfig(name=_safe_url(server), url=server)
-        elif isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
-            config = ServerConfig(name=" ".join(os.path.basename(a) for a in server[:2]),
-                                  command=server[0], args=list(server[1:]))
-        else:
-            raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
+        config = _server_config(server)
         self.server = dataclasses.replace(  # keywords add to it; timeout and protocol where it sets none
             config, name=name or config.name, cwd=cwd or config.cwd,
             timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
         self.on_request, self.on_notification, self._trace = on_request, on_notification, trace
-        self.declared, self.client_info, self.reconnect = capabilities, client_info, reconnect
+        self.declared, self.client_info, self.reconnect, self.validate = capabilities, client_info, reconnect, validate
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
-        self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
+        self.on_progress, self.on_log, self.on_elicit, self.on_event = on_progress, on_log, on_elicit, on_event
         self.accept_defaults, self.auth = accept_defaults, _auth_for(self.server, auth)
-        self._era_cache = _CacheFile("eras.json") if era_cache else None
-        self._store = _ListStore(self.server, self.auth) if list_cache else None
-        self.from_cache: set[str] = set()
+        self._era_cache = _CacheDir("eras") if era_cache else None
+        self._lists = _ListStore(self.server, self.auth, persist=list_cache)
+        self.from_cache = self._lists.from_cache
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
         self._era: _Era | None = None
-        self._lists: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
-        self._schemas: dict[str, Any] = {}      # tool -> inputSchema, for Mcp-Param-* headers
-        self._dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
-        self._reconnecting: asyncio.Future | None = None
-        self._lost_session: _Session | None = None
+        self._recovery = _Recovery(self, self._connect, self._lists)
 
     def __repr__(self) -> str:
         return f"<mcpmini.Client {self.name!r} era={self.era}>"
@@ -3580,13 +3786,7 @@ class Client:
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.close(fast=isinstance(exc_info[1], (asyncio.CancelledError, KeyboardInterrupt)))
 
-    @property
-    def key(self) -> str:
-        """The server's stable identity (URL, or command and folder): the era and tool digest key."""
-        if self.server.url:
-            return f"url {self.server.url}"
-        argv = [self.server.command or "", *self.server.args]
-        return "cmd " + json.dumps([argv, os.path.abspath(self.server.cwd or os.getcwd())])
+    key = property(lambda self: _server_key(self.server), doc="The era and tool digest key: see _server_key.")
 
     def _capabilities(self) -> JSON:
         """What we really support: elicitation only when someone can answer it."""
@@ -3612,11 +3812,14 @@ class Client:
         return self._session
 
     async def connect(self) -> None:
-        """Start the server (or reach the URL) and settle the era; bounded by ``timeout``."""
+        """Start the server (or reach the URL) and settle the era; bounded by ``timeout`` (_Recovery)."""
+        await self._recovery.connect()
+
+    async def _connect(self) -> None:
         await self.close(fast=True)
-        self._lists.clear()
+        self._lists.kept.clear()
         key = self.key
-        cached = self._era_cache.load().get(key) if self._era_cache else None
+        cached = self._era_cache.get(key) if self._era_cache else None
         self._negotiation = _Negotiation(
             self._open_session, self.server, protocol=self.protocol, cached=cached, timeout=self.timeout,
             capabilities=self._capabilities(), client_info=self.client_info)
@@ -3630,12 +3833,14 @@ class Client:
             if cached:   # it failed: probe next time
                 self._era_cache.put(key, None)
             raise
-        if self._era_cache:   # what a pinned run learned helps an auto run too
-            self._era_cache.put(key, "sse" if self._era.transport == "sse" else self._era.era)
+        era = "sse" if self._era.transport == "sse" else self._era.era
+        if self._era_cache and era != cached:   # what a pinned run learned helps an auto run too
+            self._era_cache.put(key, era)
 
     async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
         """Shut the connection down, bounded; safe to call twice. Requests still waiting fail
-        at once, with ``cause`` when given."""
+        at once, with ``cause`` when given (then the connection counts as lost)."""
+        self._recovery.lose(cause)
         session, self._session = self._session, None
         if session is not None:
             await session.close(fast=fast, cause=cause)
@@ -3643,10 +3848,7 @@ class Client:
     # Incoming from the server ---------------------------------------------------------------
 
     def _on_notification(self, method: str, params: JSON) -> None:
-        for stale in LIST_CHANGED.get(method, ()):
-            self._lists.pop(stale, None)
-        if method == "notifications/tools/list_changed" and self._store:   # stale at once
-            self._store.put("tools/list", [], 0.0)
+        self._lists.changed(method)
         if self.on_notification:
             _call_quietly(self.on_notification, method, params)
         if method == "notifications/message":
@@ -3679,6 +3881,9 @@ class Client:
             return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
                                                     if isinstance(v, dict) and "default" in v}}
         if self.on_elicit is None:
+            log.warning("%s asked %r: declined, as nothing here can answer it (no terminal, no on_elicit;"
+                        " --accept-defaults takes a form's defaults)", self.name, _visible(str(params.get(
+                            "message", "")), True)[:200])
             return {"action": "decline"}
         answer = self.on_elicit(params)
         if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
@@ -3696,9 +3901,12 @@ class Client:
         stream that broke, an expired legacy HTTP session, -32022 (another version) and -32020
         (stale headers). ``complete``: for tools/call, prompts/get and resources/read, answer
         ``input_required`` rounds (MRTR) as the named methods do. ``progress``: the request id
-        is its progress token (``on_progress`` sees its notifications)."""
+        is its progress token (``on_progress`` sees its notifications). ``reconnect``: see _Recovery."""
         if complete and method in INPUT_METHODS:
             return await self._call(method, params or {}, timeout)
+        return await self._recovery.call(method, functools.partial(self._request, method, params, timeout, progress))
+
+    async def _request(self, method: str, params: JSON | None, timeout: float | None, progress: bool) -> JSON:
         if self._session is None or self._negotiation is None:
             raise ConnectionClosed(f"{self.name}: not connected (use 'async with Client(...)')")
         limit = self.timeout if timeout is None else float(timeout)
@@ -3708,13 +3916,13 @@ class Client:
                 call_params = dict(params or {})
                 call_params["_meta"] = {**self._negotiation.meta, **_object(call_params.get("_meta"))}
                 if method == "tools/call" and self.transport == "http" and params:
-                    headers = _param_headers(self._schemas.get(params.get("name")), params.get("arguments"))
+                    headers = _param_headers(self._lists.schemas.get(params.get("name")), params.get("arguments"))
             try:
                 result = await self._session.request(method, call_params, timeout=limit, headers=headers,
                                                      progress_token=progress, progress=self.on_progress)
             except _StreamBroken as exc:
-                if attempt or method not in SAFE_TO_REPEAT:   # never run twice
-                    raise ConnectionClosed(_maybe_ran(str(exc), method)) from None
+                if attempt or method not in SAFE_TO_REPEAT:   # never run twice (_Recovery.call says so)
+                    raise
                 log.info("%s: %s; sending it again as a new request", self.name, exc)
                 continue
             except _SessionExpired:
@@ -3742,36 +3950,14 @@ class Client:
             raise ProtocolError(f"{method}: unknown resultType {kind!r}")
         if method == "tools/list" and isinstance(result.get("tools"), list):
             if self.era == MODERN_VERSION and self.transport == "http":   # spec MUST
-                result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._dropped)}
-            self._keep_schemas(result["tools"])
+                result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._lists.dropped)}
+            self._lists.keep_schemas(result["tools"])
         return result
 
-    def _keep_schemas(self, tools: list[Any]) -> None:
-        self._schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools
-                              if isinstance(t, dict) and isinstance(t.get("name"), str)})
-
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
-        """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with ``reconnect``
-        a lost connection started again once (spec: a client SHOULD restart a stdio server that
-        exits), shared by every caller that failed on it; resent only if that cannot run it twice."""
-        session = self._session
-        try:
-            return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
-        except ConnectionClosed as exc:
-            repeat = method in SAFE_TO_REPEAT or isinstance(exc, _NotSent)
-            if isinstance(exc, _SessionExpired) or session is None or (repeat and not self.reconnect):
-                raise
-            if self.reconnect:
-                if self._reconnecting is None:
-                    log.warning("%s: %s; reconnecting once", self.name, exc)
-                    self._lost_session = session
-                    self._reconnecting = asyncio.ensure_future(self.connect())
-                elif session is not self._lost_session:  # failed again after the reconnect
-                    raise
-                await asyncio.shield(self._reconnecting)
-            if not repeat:
-                why = f"{exc}; reconnected for what comes next" if self.reconnect else str(exc)
-                raise ConnectionClosed(_maybe_ran(why, method)) from exc
+        """tools/call, prompts/get, resources/read: progress and MRTR rounds, each round a request."""
+        if self.validate and method in ("tools/call", "prompts/get"):
+            await _validate(self, method, params)
         return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
 
     async def _mrtr(self, method: str, params: JSON, timeout: float | None) -> JSON:
@@ -3801,26 +3987,7 @@ class Client:
                                 f"{exc.message}") from None
 
     async def _list(self, method: str, key: str, refresh: bool, stored: bool = False) -> list[JSON]:
-        capabilities = self._era.capabilities if self._era else None
-        if capabilities is not None and method.partition("/")[0] not in capabilities:
-            return []   # not offered: nothing to ask (as the Inspector shows it)
-        self.from_cache.discard(method)
-        until, items = self._lists.get(method, (0.0, []))
-        if not refresh and time.monotonic() < until:
-            return items
-        store = self._store if method == "tools/list" else None
-        if stored and store and (cached := store.get(method)) is not None:
-            self.from_cache.add(method)
-            items = _usable(method, cached, self.name)
-            self._keep_schemas(items)   # request did not see them
-            return items
-        modern = self.era == MODERN_VERSION
-        items, ttl = await _all_pages(self.request, method, key, modern, self.name)
-        if ttl > 0:
-            self._lists[method] = (time.monotonic() + ttl, items)
-        if store:
-            store.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
-        return items
+        return await self._lists.list(self._era, self.request, self.name, method, key, refresh, stored)
 
     async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
         """Every tool of every page, as the server sent them (kept for the connection; see
@@ -4191,9 +4358,9 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
             raise ConfigError(f"{where}: \"timeout\" must be a positive number of seconds")
         if timeout > 3600:
             log.warning("%s: \"timeout\" is %s seconds; that looks like milliseconds", where, timeout)
-    protocol = get("protocol", str)
+    protocol = {"modern": MODERN_VERSION}.get(get("protocol", str), get("protocol", str))
     if protocol not in (None, "auto", MODERN_VERSION, "legacy"):
-        raise ConfigError(f"{where}: \"protocol\" must be auto, {MODERN_VERSION} or legacy")
+        raise ConfigError(f"{where}: \"protocol\" must be auto, {MODERN_VERSION} (or modern) or legacy")
     oauth = entry.get("oauth")
     if oauth is not None and not isinstance(oauth, (bool, dict)):
         raise ConfigError(f"{where}: \"oauth\" must be an object or false")
@@ -4245,6 +4412,43 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
     return {**{n: s for n, s in untrusted.items() if n not in trusted}, **trusted}
 
 
+def _trust_text(path: str) -> str:
+    """``PATH is not yet approved (or: has changed since...); review it, then run: mcpmini trust``."""
+    first = next(iter(_project_files(os.getcwd())), None)
+    return (f"{path} {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
+            + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
+
+
+def _configured(name: str, servers: dict[str, ServerConfig]) -> ServerConfig:
+    """The entry ``name`` of ``servers``, through the trust gate: ConfigError naming ``mcpmini trust``
+    for an entry of a project file not approved."""
+    if not servers[name].trusted:
+        raise ConfigError(f"server {name!r} is not used: {_trust_text(servers[name].source or '')}")
+    return servers[name]
+
+
+def _server_config(server: Any) -> ServerConfig:
+    """What ``Client()`` takes, as a ServerConfig (``${VAR}`` expanded): a configured name (as the
+    CLI finds it, trust gate included), an http(s) URL, a command list, or a ServerConfig."""
+    if isinstance(server, str) and not re.match(r"(?i)https?://", server):
+        servers = load_config()
+        if server not in servers:
+            hint = f"; for a command line pass shlex.split({server!r})" if " " in server else ""
+            raise ConfigError(f"no configured server named {server!r}{_did_you_mean(server, list(servers))} "
+                              f"(configured: {', '.join(servers) or 'none'}; searched "
+                              f"{', '.join(p for p, _ in _config_paths(None))}); give a configured name, "
+                              f"an http(s):// URL or a command as a list{hint}")
+        return _configured(server, servers).expanded()
+    if isinstance(server, str):
+        return ServerConfig(name=_safe_url(server), url=server)
+    if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
+        return server.expanded()
+    if isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
+        return ServerConfig(name=" ".join(os.path.basename(a) for a in server[:2]),
+                            command=server[0], args=list(server[1:]))
+    raise ValueError("server must be a configured name, a command (list of str), an http(s) URL or a ServerConfig")
+
+
 # -- Many servers -----------------------------------------------------------------------------
 # `Servers` opens many servers at once, each failing alone (`run_agent` is built on it);
 # `SyncClient` and `SyncServers` are the blocking forms.
@@ -4285,10 +4489,11 @@ class Servers:
     ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of :class:`Client`
     objects (connected or not) or of what ``Client()`` takes. Entering connects them concurrently; one
     that cannot be built or connected goes to ``failed`` (name -> exception), the others stay usable
-    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` unless
-    ``heartbeat`` (seconds): then idle connections are pinged at that rate, and a lost server is
-    reconnected in the background with backoff (calls to it fail at once, with the cause).
-    ``on_event(kind, info)`` reports ``server_failed``, ``server_lost`` and ``server_back``.
+    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` (_Recovery).
+    ``heartbeat`` (seconds): idle connections are pinged at that rate, and a lost server is reconnected
+    in the background by the same rule (calls to it fail at once, with the cause). ``on_event(kind,
+    info)`` reports ``server_failed``, and ``server_lost``, ``server_back`` and ``tools_changed`` of
+    each client with no ``on_event`` of its own.
     ``list_tools()`` (and resources, prompts): every usable server's, each item with a ``server`` key."""
 
     def __init__(self, servers: Any = (), *, timeout: float | None = None, heartbeat: float | None = None,
@@ -4303,7 +4508,7 @@ class Servers:
         self._busy: dict[str, int] = {}           # its requests in flight (then it is not idle)
         self._told: set[str] = set()              # failures reported already
         self._watchers: list[asyncio.Task] = []
-        options = {"reconnect": not heartbeat, **({"timeout": timeout} if timeout else {}), **options}
+        options = {"reconnect": True, **({"timeout": timeout} if timeout else {}), **options}
         for name, item in servers.items() if isinstance(servers, dict) else [(None, s) for s in servers]:
             try:
                 client: Client | BaseException = item if isinstance(item, Client) else Client(item, **options)
@@ -4316,6 +4521,8 @@ class Servers:
                 unique = f"{name}-{n}"
             self.names.append(unique)
             (self._all if isinstance(client, Client) else self.failed)[unique] = client
+            if isinstance(client, Client) and on_event and client.on_event is None:
+                client.on_event = lambda kind, info, name=unique: on_event(kind, {**info, "server": name})
 
     clients = property(lambda self: {n: c for n, c in self._all.items() if n not in self.failed})
     instructions = property(lambda self: {n: c.instructions for n, c in self.clients.items() if c.instructions})
@@ -4355,21 +4562,18 @@ class Servers:
         if name not in self.failed:
             self.failed[name] = exc
             self._told.add(name)
-            _emit(self.on_event, "server_lost", server=name, error=_why(exc))
             await self._all[name].close(fast=True, cause=ConnectionClosed(f"{name}: lost: {exc}"))
 
     async def _watch(self, name: str, client: Client) -> None:
-        """One server's heartbeat: a ping when idle or broken, and reconnects with backoff."""
-        delay = base = self.heartbeat or 1.0
+        """One server's heartbeat: a ping when idle or broken; a lost one reconnected (_Recovery's rule)."""
+        base = self.heartbeat or 1.0
         while True:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(base)
             try:
                 if name in self.failed:
                     await client.connect()
-                    delay = base
                     self._opened.add(client)
                     del self.failed[name]
-                    _emit(self.on_event, "server_back", server=name)
                 elif not client.connected or not self._busy.get(name) and \
                         time.monotonic() - self._used.get(name, 0.0) >= base:
                     self._used[name] = time.monotonic()
@@ -4377,8 +4581,6 @@ class Servers:
             except RemoteError:
                 pass   # an answer, even an error, is a sign of life
             except (MCPError, OSError) as exc:
-                if name in self.failed:
-                    delay = min(delay * 2, HEARTBEAT_BACKOFF_MAX)
                 await self._lose(name, exc)   # a no-op while it is out
 
     async def request(self, server: str, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -4392,8 +4594,9 @@ class Servers:
         try:
             return await getattr(self._all[server], method)(*args, **kwargs)
         except (MCPError, OSError) as exc:
-            # gone (after the Client's own reconnect, if any), or going: nothing could be sent
-            if not self._all[server].connected or isinstance(exc, _NotSent):
+            # gone (a client that reconnects comes back by the next call), or going: nothing could be sent
+            if (self.heartbeat or not self._all[server].reconnect) and \
+                    (not self._all[server].connected or isinstance(exc, _NotSent)):
                 await self._lose(server, exc)
             raise
         finally:
@@ -4788,7 +4991,7 @@ class _ModelEndpoint:
             key = self.api_key or ""
             masked = f"{key[:3]}…{key[-4:]}" if len(key) >= 16 else ("***" if key else "none")
             return AuthError(f"{where} refused the request (HTTP {status}: {message}); check OPENAI_API_KEY "
-                             f"(key: {masked}) and --base-url", status=status, url=self.url)
+                             f"(key: {masked}) and base_url=", status=status, url=self.url)
         hint = ""
         if status == 404:
             hint = (f"; check the model name {self.model!r} and the base URL (most servers "
@@ -4865,7 +5068,7 @@ class _ModelEndpoint:
             # way the calls may be partial: never run them.
             raise ConnectionClosed(f"the model endpoint {self.shown} ended its stream without a "
                                    "finish_reason (a cut connection or a server-side failure); "
-                                   "try again, or use --no-stream")
+                                   "try again, or use stream=False")
         return reply
 
 
@@ -4887,7 +5090,7 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
     the answer text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
     ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked again, for
     the rest of the run, without a field the server refused, or unstreamed), ``reply``, ``tool_call``,
-    ``tool_result`` and ``server_lost``. A longer tool result than ``max_result_chars`` is cut for the
+    ``tool_result``, ``server_lost``, ``server_back``. A result longer than ``max_result_chars`` is cut for the
     model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
     or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
     step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``.
@@ -4940,7 +5143,7 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
             log.warning("%s: removed invisible characters from tool(s) %s before the model saw them "
                         "(a way to hide instructions)", name, ", ".join(_visible(n, True) for n in hidden))
     if len(tools) > 128:
-        log.warning("%d tools: OpenAI accepts at most 128 (choose servers with --server)", len(tools))
+        log.warning("%d tools: OpenAI accepts at most 128 (offer fewer servers)", len(tools))
     return offered, tools
 
 
@@ -5004,7 +5207,7 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
             return
         if step == max_steps:
             raise _AgentError(f"no answer after {max_steps} model request(s): the model still "
-                              f"wanted to call tools; raise --max-steps (now {max_steps})")
+                              f"wanted to call tools; raise max_steps= (now {max_steps})")
         cut_short = reply.finish_reason == "length"
         results = await asyncio.gather(*(
             _run_call(c, i, offered, servers, cut_short=cut_short, confirm=confirm, on_event=on_event,
@@ -5046,10 +5249,10 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     record: JSON = {"id": call["id"], "function": alias, "arguments": arguments}
     began = time.monotonic()
 
-    def answer(text: str, is_error: bool = True) -> tuple[str, JSON]:
+    def answer(text: str, is_error: bool = True, declined: bool = False) -> tuple[str, JSON]:
         record.update(content=text, is_error=is_error, seconds=round(time.monotonic() - began, 3))
-        _emit(on_event, "tool_result", id=call["id"], server=record.get("server"),
-              tool=record.get("tool"), is_error=is_error, seconds=record["seconds"])
+        _emit(on_event, "tool_result", id=call["id"], server=record.get("server"), tool=record.get("tool"),
+              is_error=is_error, seconds=record["seconds"], declined=declined)
         return text, record
 
     if cut_short:   # its arguments may be incomplete
@@ -5069,22 +5272,18 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     if server_name in servers.failed:
         return answer(f"Error: the MCP server {server_name!r} is unavailable "
                       f"({servers.failed[server_name]}); its tools cannot be used in this conversation.")
+    allowed = confirm is None or confirm(server_name, tool, arguments)   # asked before the call's line
+    allowed, began = await allowed if inspect.isawaitable(allowed) else allowed, time.monotonic()
     _emit(on_event, "tool_call", id=call["id"], server=server_name, tool=tool, function=alias,
           arguments=arguments)
-    if confirm is not None:
-        allowed = confirm(server_name, tool, arguments)
-        if inspect.isawaitable(allowed):
-            allowed = await allowed
-        if not allowed:
-            return answer("Error: the user declined this tool call.")
-        began = time.monotonic()
+    if not allowed:
+        return answer("Error: the user declined this tool call.", declined=True)
     try:
         result = await servers.call_tool(server_name, tool, arguments)
     except RemoteError as exc:
         return answer(f"Error: the tool failed with JSON-RPC error {exc.code}: {exc.message}")
     except (MCPError, OSError) as exc:
-        # reconnect=True retried once already: a server gone again is lost (server_lost) for the run
-        if server_name in servers.failed:
+        if server_name in servers.failed:   # out of use (Servers' heartbeat)
             return answer(f"Error: the MCP server {server_name!r} failed: {exc}")
         return answer(f"Error: {exc}")
     text = result_text(result)
@@ -5151,18 +5350,22 @@ class _Bridge:
             elif rid is None and "id" in item:
                 asyncio.ensure_future(self.send({"jsonrpc": "2.0", "id": None, "error": {
                     "code": INVALID_REQUEST, "message": "a request id must not be null"}}))
-            elif "id" in item:
-                task = self.work[rid] = asyncio.ensure_future(self._request(rid, method, _object(item.get("params"))))
-                task.add_done_callback(lambda done, rid=rid: self.work.get(rid) is done and self.work.pop(rid))
+            elif "id" in item:   # (_request forgets its task: no done-callback, a loop turn less)
+                self.work[rid] = asyncio.ensure_future(self._request(rid, method, _object(item.get("params"))))
             elif method == "notifications/cancelled":             # cancels upstream too
-                if task := self.work.get(_object(item.get("params")).get("requestId")):
+                if task := self.work.pop(_object(item.get("params")).get("requestId"), None):
                     task.cancel()
             elif method != "notifications/initialized" and self.client is not None and self.client.era == "legacy":
                 asyncio.ensure_future(self.client.notify(method, _object(item.get("params"))))
 
     async def _request(self, rid: Any, method: str, params: JSON) -> None:
-        with contextlib.suppress(asyncio.CancelledError):   # cancelled by the client: no answer
-            await self.send(await self.reply(rid, method, params))
+        task = asyncio.current_task()
+        try:
+            with contextlib.suppress(asyncio.CancelledError):   # cancelled by the client: no answer
+                await self.send(await self.reply(rid, method, params))
+        finally:
+            if self.work.get(rid) is task:
+                del self.work[rid]
 
     async def reply(self, rid: Any, method: str, params: JSON) -> JSON:
         """The response message to one downstream request."""
@@ -5231,7 +5434,7 @@ class _Bridge:
         """A result in the downstream era's shape: 2026-07-28 results carry resultType, cacheable ones ttlMs
         and cacheScope (stale at once, private: the bridge cannot know better); legacy ones none of them."""
         if self.era != MODERN_VERSION:
-            return {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
+            return {k: v for k, v in result.items() if k not in BOOKKEEPING}
         result = {"resultType": "complete", **result}
         if method in CACHEABLE_METHODS and result["resultType"] == "complete":
             result = {"ttlMs": 0, "cacheScope": "private", **result}
@@ -5331,44 +5534,77 @@ def _parsed(data: bytes) -> Any:
 
 async def _bridge_stdio(connect: Callable[..., Client], *, eager: bool = False) -> None:
     """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for, until stdin
-    ends; only JSON-RPC is ever written to stdout. Daemon threads read and write: a client that stops
-    reading blocks one, never the loop (which must still see SIGTERM and stdin's end); with os.read and
-    os.write, as a buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
+    ends; only JSON-RPC is ever written to stdout. stdin is read by the loop where it can watch it (a
+    pipe, a socket, a terminal; else a daemon thread reads); a reply goes out at once while stdout can
+    take it without blocking, else through a daemon thread: a client that stops reading blocks that
+    thread, never the loop (which must still see SIGTERM and stdin's end). os.read and os.write: a
+    buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
     import queue
-    loop, lines, out = asyncio.get_running_loop(), asyncio.Queue(), queue.SimpleQueue()
+    import select
+    loop, ended, out = asyncio.get_running_loop(), asyncio.get_running_loop().create_future(), queue.SimpleQueue()
+    counts, writable = [0, 0], select.poll()   # lines queued (by the loop), written (by the thread)
+    writable.register(1, select.POLLOUT)
 
     def write() -> None:
         while (data := out.get()) is not None:
             with contextlib.suppress(OSError):
                 while data:
                     data = data[os.write(1, data):]
+            counts[1] += 1
+
+    def put(message: JSON) -> None:
+        data = _dumps(message) + b"\n"
+        # nothing queued, and a pipe with room takes PIPE_BUF bytes whole: written here, a thread hop less
+        if counts[0] == counts[1] and len(data) <= select.PIPE_BUF and writable.poll(0):
+            with contextlib.suppress(OSError):
+                if not (data := data[os.write(1, data):]):
+                    return
+        counts[0] += 1
+        out.put(data)
 
     async def send(message: JSON) -> None:
-        out.put(_dumps(message) + b"\n")
+        put(message)
 
-    def read() -> None:   # stdin may be a pipe, a file or a terminal
-        pending: list[bytes] = []   # joined once a newline comes: linear in a long line
+    pending: list[bytes] = []   # joined once a newline comes: linear in a long line
+
+    def take(chunk: bytes) -> None:
+        if not chunk:
+            return _settle(ended, None)
+        pending.append(chunk)
+        if b"\n" in chunk:
+            *done, rest = b"".join(pending).split(b"\n")
+            pending[:] = [rest]
+            for line in done:
+                if not line.strip():
+                    continue
+                if (message := _parsed(line)) is None:
+                    put({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
+                else:
+                    bridge.receive(message)
+
+    def readable() -> None:
+        try:
+            take(os.read(0, READ_CHUNK))
+        except OSError:
+            _settle(ended, None)
+
+    def read() -> None:   # stdin is a file (or what the loop cannot watch)
         with contextlib.suppress(OSError):
             while chunk := os.read(0, READ_CHUNK):
-                pending.append(chunk)
-                if b"\n" in chunk:
-                    *done, rest = b"".join(pending).split(b"\n")
-                    pending = [rest]
-                    for line in done:
-                        loop.call_soon_threadsafe(lines.put_nowait, line)
-        loop.call_soon_threadsafe(lines.put_nowait, None)
-    written, _, bridge = _in_daemon_thread(write), _in_daemon_thread(read), _Bridge(connect, send)
+                loop.call_soon_threadsafe(take, chunk)
+        loop.call_soon_threadsafe(take, b"")
+    written, bridge = _in_daemon_thread(write), _Bridge(connect, send)
+    try:
+        loop.add_reader(0, readable)
+    except (OSError, ValueError):   # EPERM: a regular file
+        _in_daemon_thread(read)
     try:
         if eager:
             await bridge.upstream()
-        while (line := await lines.get()) is not None:
-            if not line.strip():
-                continue
-            if (message := _parsed(line)) is None:
-                await send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
-            else:
-                bridge.receive(message)
+        await ended
     finally:
+        with contextlib.suppress(OSError, ValueError):
+            loop.remove_reader(0)
         await bridge.close()
         out.put(None)
         await asyncio.wait({written}, timeout=EXIT_GRACE)   # what was answered before the end still goes out
@@ -5521,6 +5757,11 @@ async def _bridge_http(connect: Callable[..., Client], host: str, port: int, tok
 
 # -- CLI --------------------------------------------------------------------------------------
 
+def _flags(text: str) -> str:
+    """A library error's wording on the command line: its flags for the library's arguments."""
+    return functools.reduce(lambda text, pair: text.replace(*pair), CLI_FLAGS, text)
+
+
 def _isatty(stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
@@ -5616,7 +5857,7 @@ class _Output(logging.Handler):
 
     def error(self, message: str, kind: str) -> None:
         self.clear()
-        message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
+        message = _redact(_visible(_flags(message))).replace("\n", "\\n")  # one line, whatever the server said
         as_json = _json_text({"error": {"kind": kind, "message": message}}, None) + "\n"
         self.put(sys.stderr, f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}\n"
                  + as_json * self.json_mode)
@@ -5703,11 +5944,12 @@ class _Output(logging.Handler):
                 self.clear()
                 self.put(sys.stderr, "\x1b[A\r")
             if shown:
-                self.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
+                self.note(f"{line} … " + ("declined" if info.get("declined") else
+                                          f"{'failed after ' * info['is_error']}{info['seconds']:.1f} s"))
             if self.calls:
                 self.wait(f"calling {next(iter(self.calls.values()))[0]}")
         elif kind == "server_lost":
-            self.note(f"mcpmini: server {info['server']} failed and is not used any more: {info['error']}")
+            self.note(f"mcpmini: lost server {info['server']} ({info['error']}); reconnecting")
         elif kind == "retry":
             self.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
                      f"{info['attempt']} in {info['delay']:g} s")
@@ -5738,13 +5980,14 @@ class _Output(logging.Handler):
 
 class _Terminal:
     """``/dev/tty``, where typed answers are asked for (decision #12) while stdin and stdout carry data;
-    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-C and Ctrl-D decline (None),
-    not ending the run; the read waits in a daemon thread, so a question never holds up the exit."""
+    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-D declines (None); Ctrl-C ends
+    the run at mcpmini's own questions and declines a server's, once (decision #37); the read waits
+    in a daemon thread, so a question never holds up the exit."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
         self.reader, self.writer = (os.open("/dev/tty", mode | flags) for mode in (os.O_RDONLY, os.O_WRONLY))
-        self.out, self.lock = out, asyncio.Lock()
+        self.out, self.lock, self.interrupted = out, asyncio.Lock(), False
 
     def close(self) -> None:
         for fd in (self.reader, self.writer):
@@ -5754,8 +5997,9 @@ class _Terminal:
     def write(self, text: str) -> None:
         os.write(self.writer, _redact(text).encode("utf-8", "backslashreplace"))
 
-    async def ask(self, prompt: str) -> str | None:
-        """``prompt`` (made safe to show by the caller), then one answer; None when declined."""
+    async def ask(self, prompt: str, own: bool = True) -> str | None:
+        """``prompt`` (made safe to show by the caller), then one answer; None when declined.
+        ``own``: mcpmini's question, not a server's."""
         import termios
         async with self.lock:
             doing, saved = self.out.doing, None
@@ -5776,14 +6020,24 @@ class _Terminal:
                     with contextlib.suppress(termios.error):
                         termios.tcsetattr(self.reader, termios.TCSANOW, saved)
                 self.out.wait(doing)
+            ctrl_c, ends = line.endswith(b"\x03"), own or self.interrupted
             if not line.endswith(b"\n"):
-                self.write("\n")
-                return None
-            return line[:-1].decode("utf-8", "replace")
+                self.write("\n" + "mcpmini: declined; a second Ctrl-C ends the run\n" * (ctrl_c and not ends))
+            if ctrl_c and ends:
+                os.kill(os.getpid(), signal.SIGINT)   # the run ends as at any other Ctrl-C
+                await asyncio.get_running_loop().create_future()   # cancelled by it
+            self.interrupted |= ctrl_c
+            return line[:-1].decode("utf-8", "replace") if line.endswith(b"\n") else None
 
-    async def yes(self, prompt: str) -> bool:
-        """A y/N question: only y or yes is a yes."""
-        return (await self.ask(f"{prompt} [y/N] ") or "").strip().lower() in ("y", "yes")
+    async def yes(self, prompt: str, own: bool = True) -> bool:
+        """A y/N question: Enter is no; an answer that is neither is asked again, three times at most."""
+        for _ in range(3):
+            answer = await self.ask(f"{prompt} [y/N] ", own)
+            choice = YES_NO.get((answer or "n").strip().lower() or "n")
+            if choice is not None:
+                return choice
+            prompt = f"  {_visible(answer or '', True)!r} is neither yes nor no; {prompt.rpartition(chr(10))[2]}"
+        return False
 
 
 def _build_parser() -> Any:
@@ -5798,14 +6052,25 @@ def _build_parser() -> Any:
     except (AttributeError, OSError, ValueError):
         width = 78
 
+    class Formatter(argparse.RawDescriptionHelpFormatter):
+        def _fill_text(self, text: str, width: int, indent: str) -> str:   # prose wrapped; examples whole
+            return "\n".join(line if line.startswith("  ") else argparse.HelpFormatter._fill_text(
+                self, line, width, indent) for line in text.splitlines())
+
     class Parser(argparse.ArgumentParser):
         options = property(lambda self: {o: a.nargs != 0 for a in self._actions for o in a.option_strings})
 
         def __init__(self, **kwargs: Any) -> None:
-            super().__init__(formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=width),
-                             **kwargs)
+            super().__init__(formatter_class=lambda prog: Formatter(prog, width=width), **kwargs)
 
         def error(self, message: str) -> Any:
+            """argparse's message, with the closest command, choice or option (decision #5)."""
+            if m := re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)|unrecognized arguments: (-\S+)",
+                              message):
+                names = re.findall(r"[^', ]+", m[2]) if m[2] else [*dict.fromkeys([*self.options, *(
+                    o for p in getattr(self, "commands", {}).values() for o in p.options)])]
+                if hint := _did_you_mean(m[1] or m[3], names):
+                    message = message[:m.start(2) - 14] + hint if m[2] else message + hint
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
 
     parser = Parser(prog="mcpmini", description="A one-file MCP client: list and call tools, read resources "
@@ -5849,8 +6114,8 @@ def _add_globals(p: Any, shown: bool) -> None:
         help="a config file (repeatable; later files win)")
     add("--timeout", type=float, metavar="S", default=None,
         help=f"seconds per request and for connecting (default {DEFAULT_TIMEOUT:g})")
-    add("--protocol", choices=("auto", MODERN_VERSION, "legacy"), default=None,
-        help="protocol era (default auto: probe with server/discover)")
+    add("--protocol", choices=("auto", MODERN_VERSION, "modern", "legacy"), default=None,
+        help=f"protocol era (default auto: probe with server/discover; modern is {MODERN_VERSION})")
     add("-H", "--header", action="append", metavar="'NAME: VALUE'", default=[],
         dest="header" + after, help="an HTTP header for the server (repeatable)")
     add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
@@ -5869,35 +6134,36 @@ def _add_globals(p: Any, shown: bool) -> None:
 
 
 def _add_commands(command: Callable[..., Any]) -> None:
-    """The commands of one server (and the local ones), with their arguments and examples."""
+    """The commands of one server (and the local ones), with their arguments and examples (each
+    runs as written from the repository's root: tests/cli/test_cli_help_examples.py)."""
     import argparse
-    command("info", "era and why, protocol version, server info, capabilities, instructions",
-            "info \"python3 examples/weather_server.py\"", "info http://127.0.0.1:8000/mcp --json",
+    cfg, stdio = f"--config {EXAMPLE_CONFIG}", '"python3 examples/weather_server.py"'
+    command("info", "era and why, protocol version, server info, capabilities, instructions", f"info {stdio}",
+            "info http://127.0.0.1:8000/mcp --json   # after: python3 examples/weather_http_server.py",
             server=True)
     for name, what, one in (("tools", "TOOL", "get_forecast"), ("prompts", "PROMPT", "umbrella_advice")):
-        command(name, f"a server's {name} as calls to copy, or one in full", f"{name} weather",
-                f"{name} weather {one}", f"{name} weather --json", server=True).add_argument(
+        command(name, f"a server's {name} as calls to copy, or one in full", f"{cfg} {name} weather",
+                f"{cfg} {name} weather {one}", f"{name} {stdio} --json", server=True).add_argument(
                     "name", nargs="?", metavar=what, help="show this one in full")
-    p = command("call", "call a tool", "call weather get_forecast city=Hangzhou",
-                "call weather get_forecast '{\"city\": \"Hangzhou\"}' --json",
-                "call ./server.py upload file=@notes.txt tags:='[\"a\"]'", server=True)
+    p = command("call", "call a tool", f"{cfg} call weather get_forecast city=Hangzhou",
+                f"call {stdio} get_forecast '{{\"city\": \"杭州\"}}' --json", server=True)
     p.add_argument("tool", metavar="TOOL", help="the tool's name (see: mcpmini tools SERVER)")
     p.add_argument("arguments", nargs="*", metavar="ARG", help="key=value (typed by the schema), "
                    "key:=JSON, key=@file, key:=@file.json, one JSON object, or - for one on stdin")
     p.add_argument("--no-validate", action="store_true", help="send exactly what was typed: no "
                    "schema typing or checks (for servers whose schemas are wrong)")
-    command("resources", "a server's resources", "resources weather", server=True)
-    command("templates", "a server's resource templates", "templates weather", server=True)
-    p = command("read", "read a resource", "read weather weather://cities",
-                "read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
+    command("resources", "a server's resources", f"{cfg} resources weather", server=True)
+    command("templates", "a server's resource templates", f"{cfg} templates weather", server=True)
+    p = command("read", "read a resource", f"{cfg} read weather weather://cities",
+                f"{cfg} read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
     p.add_argument("uri", metavar="URI", help="the resource's URI (see: mcpmini resources SERVER)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the contents to FILE (raw bytes)")
-    p = command("prompt", "get a prompt", "prompt weather umbrella_advice city=Hangzhou", server=True)
+    p = command("prompt", "get a prompt", f"{cfg} prompt weather umbrella_advice city=Hangzhou", server=True)
     p.add_argument("name", metavar="PROMPT", help="the prompt's name (see: mcpmini prompts SERVER)")
     p.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="the prompt's arguments")
     p.add_argument("--no-validate", action="store_true", help="send the arguments unchecked")
     p = command("servers", "configured servers, where they come from, and their login state",
-                "servers", "--config team.json servers --json")
+                "servers", f"{cfg} servers --json")
     p.add_argument("--discover", action="store_true", help="list (read-only) the servers that other "
                    "MCP clients here are configured with")
     p = command("login", "log in to an OAuth-protected HTTP server (opens a browser)",
@@ -5911,8 +6177,8 @@ def _add_commands(command: Callable[..., Any]) -> None:
                 "logout linear --forget-client", server=True)
     p.add_argument("--forget-client", action="store_true",
                    help="also forget the client registration at its authorization server")
-    p = command("trust", "show, then approve the project config file of this directory",
-                "trust", "trust mcp.json --yes")
+    p = command("trust", "show the project config file of this directory (or FILE), then approve it: "
+                "asks on the terminal unless --yes", f"trust {EXAMPLE_CONFIG} --yes")
     p.add_argument("file", nargs="?", metavar="FILE", help="the file (default: ./.mcp.json or ./mcp.json)")
     p.add_argument("--yes", action="store_true", help="approve without asking")
     p = command("completion", "print a shell completion script", "completion bash >> ~/.bashrc",
@@ -5961,8 +6227,11 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
                    help="let --listen bind an address that is not loopback")
     p = command("check", "smoke-test servers for CI: connect (in each era spoken), list every page, "
                 "lint tools and schemas, run the calls asked for (exit 1 on a failed check, 3 "
-                "when a server cannot be reached)")
-    p.add_argument("servers", nargs="+", metavar="SERVER")
+                "when a server cannot be reached)", 'check "python3 examples/weather_server.py" --call '
+                "get_forecast city=Hangzhou --junit check.xml", f"--config {EXAMPLE_CONFIG} check weather --read "
+                "weather://cities")
+    p.add_argument("servers", nargs="*", metavar="SERVER", help="a configured name, an http(s):// URL, or a "
+                   "command line in quotes (repeatable)")
     p.add_argument("--call", nargs="+", action="append", default=[], metavar=("TOOL", "ARG"),
                    help="call a tool with arguments as `call` takes them; fails on isError (repeatable)")
     p.add_argument("--read", action="append", default=[], metavar="URI", help="read a resource (repeatable)")
@@ -6001,26 +6270,19 @@ def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
                 out.note(f"mcpmini: warning: not using {', '.join(servers)}: {_trust_text(path)}")
 
 
-def _trust_text(path: str) -> str:
-    """``PATH is not yet approved (or: has changed since...); review it, then run: mcpmini trust``."""
-    first = next(iter(_project_files(os.getcwd())), None)
-    return (f"{path} {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
-            + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
-
-
 def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
     """A configured name, an http(s) URL, or a command line (anything with a space or '/')."""
     servers = load_config(args.config)
     headers, env = _pairs(args.header, ":", "header"), _pairs(args.env, "=", "env")
     if spec in servers:
-        server = servers[spec]
-        if not server.trusted:
-            raise ConfigError(f"server {spec!r} is not used: {_trust_text(server.source or '')}")
+        server = _configured(spec, servers)
         if os.path.realpath(server.source or "") == os.path.realpath(_config_paths(None)[0][0]):
             _trust_warning(args, out, [spec])   # the user's entry: a project one would win once approved
         return dataclasses.replace(server, headers={**server.headers, **headers}, env={**server.env, **env})
     if re.match(r"(?i)https?://", spec):
         return ServerConfig(name=spec, url=spec.replace("$", "$$"), headers=headers)
+    if re.fullmatch(r"[\w.-]+:\d+(/\S*)?|[\w-]+\.[\w.-]+/\S*", spec) and not os.path.exists(spec.split("/")[0]):
+        raise _UsageError(f"{spec!r} is an address without its scheme; did you mean http://{spec}?")
     if any(c.isspace() for c in spec) or "/" in spec:
         try:
             argv = shlex.split(spec)
@@ -6069,7 +6331,7 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         if params.get("mode") == "url":
             url = str(params.get("url", ""))
             if not await terminal.yes(f"mcpmini: {_visible(server.name, True)} asks you to open "
-                                      f"{_url_text(url, server.url)}\n{message}\nOpen it in your browser?"):
+                                      f"{_url_text(url, server.url)}\n{message}\nOpen it in your browser?", False):
                 return {"action": "decline"}
             try:
                 await _in_daemon_thread(_default_open_browser, url)
@@ -6081,19 +6343,22 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         props, required = _object(schema.get("properties")), _listed(schema.get("required"))
         head = f"mcpmini: {_visible(server.name, True)} asks: {message}\n"
         if not props:
-            return {"action": "accept" if await terminal.yes(head + "Accept?") else "decline", "content": {}}
+            accepted = await terminal.yes(head + "Accept?", False)
+            return {"action": "accept", "content": {}} if accepted else {"action": "decline"}
         head += "(Enter takes the default in [ ]; Ctrl-C or Ctrl-D declines)\n"
         content: JSON = {}
         for key, prop in props.items():   # "  City (string, required) — the city [Hangzhou]: "
             prop = _object(prop)
-            facts = [_type_text(prop) + ", required" * (key in required)] + [
-                f"{_shown(o.get('const'))} = {o['title']}" for o in map(_object, _listed(prop.get("oneOf")))
-                if "title" in o]   # titled choices
+            named = [(o["title"], o["const"]) for o in map(_object, _listed(prop.get("oneOf")))   # titled
+                     if "title" in o and "const" in o] + [*zip(_listed(prop.get("enumNames")), _choices(prop))]
+            facts = [_type_text(prop) + f", {prop.get('format')}" * (str(prop.get("format")) in FORMATS)
+                     + ", y/n" * (_schema_types(prop) == {"boolean"}) + ", required" * (key in required)] + [
+                f"{_shown(const)} = {title}" for title, const in named]
             field = _visible(f"{prop.get('title') or key} ({'; '.join(facts)})"
                              + f" — {prop.get('description')}" * bool(prop.get("description"))
                              + (f" [{_shown(prop['default'])}]" if "default" in prop else ""), True)
             while True:
-                text = await terminal.ask(f"{head}  {field}: ")
+                text = await terminal.ask(f"{head}  {field}: ", False)
                 if text is None:
                     return {"action": "decline"}
                 head, empty = "", not text and "default" not in prop   # Enter: the default, if any
@@ -6102,14 +6367,42 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
                 listed = _schema_types(prop) == {"array"} and not text.lstrip().startswith("[")
                 value = [v.strip() for v in text.split(",")] if listed and text else (   # a,b,c: a list
                     _typed_value(text, prop) if text else prop.get("default"))
+                word = text.strip().lower()   # y/n for a boolean, a title for its choice
+                value = YES_NO[word] if _schema_types(prop) == {"boolean"} and word in YES_NO else {
+                    str(t).lower(): c for t, c in named}.get(word, value)
                 problem = "an answer is needed" if empty else _argument_problem(
-                    {key: value}, {"properties": {key: {**prop, "enum": _choices(prop) or None}}})
+                    {key: value}, {"properties": {key: {**prop, "enum": _choices(prop) or None}}}
+                ) or _bound_problem(value, prop)
                 if not problem:
                     content[key] = value
                     break
                 head = f"  {problem}; try again\n"
         return {"action": "accept", "content": content}
     return elicit
+
+
+def _bound_problem(value: Any, prop: JSON) -> str | None:
+    """Which bound of its form field ``value`` breaks: minimum/maximum, min/maxLength, min/maxItems,
+    the items' choices, format, pattern (searched in a child process with a deadline: a server's
+    pattern may backtrack for ever; one that cannot be run is not checked)."""
+    kind, unit = {str: ("Length", " characters"), list: ("Items", " items")}.get(type(value), ("imum", ""))
+    for word, key, sign in (("at least", "min", -1), ("at most", "max", 1)):
+        bound, size = prop.get(key + kind), len(value) if unit else value   # minimum, maxLength, minItems...
+        if {_json_type(bound), _json_type(size)} <= {"integer", "number"} and (size - bound) * sign > 0:
+            return f"must be {word} {_shown(bound)}{unit}"
+    allowed = _choices(_object(prop.get("items")))
+    if isinstance(value, list) and allowed and (wrong := [v for v in value if v not in allowed]):
+        return f"has {_shown(wrong[0])}, not one of {', '.join(map(_shown, allowed))}"
+    shape, about = FORMATS.get(str(prop.get("format")), ("", ""))
+    if isinstance(value, str) and shape and not re.fullmatch(shape, value):
+        return f"must be {about}"
+    if isinstance(value, str) and isinstance(pattern := prop.get("pattern"), str):
+        with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
+            if subprocess.run([sys.executable, "-I", "-S", "-c", "import re, sys; sys.exit(3 * (not re.search("
+                               "*sys.argv[1:])))", pattern, value], capture_output=True, timeout=2
+                              ).returncode == 3:
+                return f"must match the pattern {_visible(pattern, True)}"
+    return None
 
 
 def _url_text(url: str, origin: str | None) -> str:
@@ -6249,9 +6542,9 @@ def _type_text(prop: Any) -> str:
 
 
 def _choices(prop: JSON) -> list[Any]:
-    """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf``."""
-    return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(prop.get("oneOf")))
-                                         if "const" in o]
+    """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf`` (or ``anyOf``)."""
+    return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(
+        prop.get("oneOf")) or _listed(prop.get("anyOf"))) if "const" in o]
 
 
 def _signature(item: JSON) -> str:
@@ -6262,15 +6555,6 @@ def _signature(item: JSON) -> str:
         f"{name}=<{_type_text(prop)}>" if name in required else f"[{name}=<{_type_text(prop)}>]"
         for name, prop in _object(schema.get("properties")).items()]
     return _visible(" ".join(parts), one_line=True)
-
-
-def _prompt_schema(prompt: JSON) -> JSON:
-    """A prompt as a tool: its arguments as an object schema of strings (what they are)."""
-    arguments = [a for a in _listed(prompt.get("arguments")) if isinstance(_object(a).get("name"), str)]
-    return {**prompt, "inputSchema": {
-        "type": "object", "required": [a["name"] for a in arguments if a.get("required")],
-        "properties": {a["name"]: {"type": "string", "description": a.get("description")}
-                       for a in arguments}}}
 
 
 def _table(items: list[JSON], out: _Output) -> str:
@@ -6410,17 +6694,6 @@ async def _cmd_login(args: Any, out: _Output) -> int:
 _cmd_logout = _cmd_login
 
 
-async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
-    """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
-    as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
-    raw = await (client.list_tools() if what == "tool" else client.list_prompts())
-    items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
-    if name is not None and name not in items:
-        hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
-        raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
-    return raw, items
-
-
 async def _cmd_tools(args: Any, out: _Output) -> int:
     """``tools``, ``prompts``, ``resources``, ``templates``: the list (calls to copy), one in full, --json."""
     what = {"templates": "resource templates"}.get(args.command, args.command)
@@ -6511,7 +6784,11 @@ async def _cmd_read(args: Any, out: _Output) -> int:
             with contextlib.suppress(MCPError):
                 known = [r["uri"] for r in await client.list_resources()] + [
                     t["uriTemplate"] for t in await client.list_resource_templates()]
-            raise RemoteError(exc.code, exc.message + _did_you_mean(args.uri, known), exc.data) from None
+            fits = [t for t in known if "{" in t and re.fullmatch(   # a template's {name} fits any text
+                re.sub(r"\\\{.*?\\\}", ".+", re.escape(t)), args.uri)]
+            hint = f" (it fits the template {fits[0]}: the server has nothing there)" if fits else \
+                _did_you_mean(args.uri, [k for k in known if k != args.uri])   # never the URI itself
+            raise RemoteError(exc.code, exc.message + hint, exc.data) from None
         contents = result.get("contents", [])   # objects: the client checked the shape
         if args.output:
             with open(args.output, "wb") as f:
@@ -6691,7 +6968,7 @@ class _Suite:
         self.checks: list[tuple[str, str, str, float]] = []
 
     def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "") -> None:
-        detail = _redact(_visible("; ".join([*fails, *warns]) or note, True))
+        detail = _redact(_visible(_flags("; ".join([*fails, *warns]) or note), True))
         status = "fail" if fails or warns and self.strict else "warn" if warns else "pass"
         self.checks.append((_visible(name, True), status, detail, time.monotonic() - self.mark))
         self.mark = time.monotonic()   # each check's time is the time since the last one
@@ -6737,12 +7014,12 @@ def _schema_problems(schema: Any, where: str) -> list[str]:
 async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
     """Every page of every list, fresh (a cursor that comes back fails), and the tool lints:
     names (spec: 1-128 of A-Z a-z 0-9 _ - ., unique), schemas, descriptions, hidden text."""
-    lists: dict[str, list[Any]] = {}
+    lists: dict[str, list[Any]] = {}   # what was received, even of a listing that failed
     for method, key in (("tools/list", "tools"), ("resources/list", "resources"),
                         ("resources/templates/list", "resourceTemplates"), ("prompts/list", "prompts")):
         try:
             if method.partition("/")[0] in client.capabilities:
-                lists[key], _ = await _all_pages(client.request, method, key, False, client.name, strict=True)
+                await _all_pages(client.request, method, key, False, client.name, lists.setdefault(key, []))
             suite.add(method, note=f"{len(lists[key])} listed" if key in lists else "not offered")
         except MCPError as exc:
             suite.add(method, [str(exc)])
@@ -6750,18 +7027,20 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
     changes = _tool_list_changes(client, [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)])
     suite.add("tools since last listed", [], [changes] if changes else [], "unchanged or first seen")
     names = [t.get("name") for t in tools if isinstance(t, dict)]
-    twice = sorted({str(n) for n in names if names.count(n) > 1})
+    twice = sorted({n if isinstance(n, str) else _json_text(n, None) for n in names if names.count(n) > 1})
     suite.add("tool names unique", [f"listed more than once: {', '.join(twice)}"] if twice else [])
     for i, tool in enumerate(tools):
         tool = tool if isinstance(tool, dict) else {"name": f"#{i + 1}", "inputSchema": tool}
-        fails = [] if isinstance(tool.get("name"), str) and TOOL_NAME.fullmatch(tool["name"]) else [
-            f"the name {tool.get('name')!r} is not 1 to 128 of A-Z a-z 0-9 _ - ."]
+        name = tool.get("name")
+        shown = name if isinstance(name, str) else _json_text(name, None)[:80]   # (a list, an object: FAIL)
+        fails = [] if isinstance(name, str) and TOOL_NAME.fullmatch(name) else [
+            f"the name {shown!r} is not 1 to 128 of A-Z a-z 0-9 _ - ."]
         for field in ("inputSchema", "outputSchema")[:1 + ("outputSchema" in tool)]:
             try:
                 fails += _schema_problems(tool.get(field), field)
             except RecursionError:
                 fails.append(f"{field} is nested too deeply")
-        suite.add(f"tool {tool.get('name')}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
+        suite.add(f"tool {shown}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
                   + ["no description"] * (not str(tool.get("description") or "").strip()) + _hidden(tool))
     return tools
 
@@ -6769,7 +7048,7 @@ async def _check_lists(client: Client, suite: _Suite) -> list[Any]:
 async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any]) -> None:
     """--call (fails on isError, or on structuredContent that does not match the tool's
     outputSchema, checked at its top level as arguments are), --read and --prompt."""
-    by_name = {t.get("name"): t for t in tools if isinstance(t, dict)}
+    by_name = {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
     for name, *items in args.call:
         try:
             schema = _object(_object(by_name.get(name)).get("inputSchema"))
@@ -6830,6 +7109,12 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
 
 
 async def _cmd_check(args: Any, out: _Output) -> int:
+    for words in args.call + args.prompt:   # a SERVER after --call's arguments is no key=value: it was taken
+        while len(words) > 1 and "=" not in words[-1] and words[-1][:1] not in "{-":
+            args.servers.insert(0, words.pop())
+    if not args.servers:
+        raise _UsageError("name a SERVER to check: mcpmini check SERVER --call TOOL ARG..., or end the "
+                          "arguments of --call with --: mcpmini check --call TOOL ARG... -- SERVER")
     servers = [(spec, _resolve_server(spec, args, out)) for spec in args.servers]
     _check_writable(args.junit)
     suites: list[_Suite] = []
@@ -6950,7 +7235,7 @@ def _completions(line: str) -> list[str]:
     servers: dict[str, ServerConfig] = {}
     with contextlib.suppress(MCPError, OSError):
         servers = {n: s for n, s in load_config(configs).items() if s.trusted}
-    takes_server = command and " SERVER" in parser.commands[command].format_usage()
+    takes_server = command and "SERVER" in parser.commands[command].format_usage()   # check: [SERVER ...]
     found: list[str] = []
     if options.get(previous) and previous != "--server":
         pass   # an option's value: the shell completes files
@@ -7000,8 +7285,8 @@ def _run_main(coro: Awaitable[int], out: _Output) -> int:
             pending = asyncio.all_tasks(loop)   # the unfinished ones
             for t in pending:
                 t.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            if pending:   # bounded: asyncio waits forever for a process whose start was cancelled (3.11)
+                loop.run_until_complete(asyncio.wait(pending, timeout=SHUTDOWN_GRACE))
         loop.close()
 
 
@@ -7024,6 +7309,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("config", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
+        args.protocol = {"modern": MODERN_VERSION}.get(args.protocol, args.protocol)
         out.verbose = args.verbose
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
