@@ -6204,18 +6204,18 @@ def _wrap(text: str, width: int, first: str = "", indent: str = "", most: int = 
     """The layout of all prose: ``text`` in lines of at most ``width`` columns (no width: one line),
     broken at spaces (a word wider than a line is cut), after ``first`` and then ``indent``; at most
     ``most`` lines, the last ending in "…" when some text was left out."""
-    lines, line, used, empty = [], first, _width(first), True
+    lines, line, used, gap, fresh = [], first, _width(first), 0, not first   # fresh: only its indent
     for word in text.split():
         while word:
-            if width and not empty and used + 1 + _width(word) > width:
+            if width and not fresh and used + gap + _width(word) > width:
                 lines.append(line)
-                line, used, empty = indent, _width(indent), True
-            piece, cols = "", used + (not empty)   # what fits (a word wider than a line is cut)
+                line, used, gap, fresh = indent, _width(indent), 0, True
+            piece, cols = "", used + gap   # what fits (only a word wider than a line is cut)
             for c in word:
                 if width and piece and cols + _width(c) > width:
                     break
                 piece, cols = piece + c, cols + _width(c)
-            line, used, empty, word = line + " " * (not empty) + piece, cols, False, word[len(piece):]
+            line, used, gap, fresh, word = line + " " * gap + piece, cols, 1, False, word[len(piece):]
     lines.append(line)
     if most and len(lines) > most:
         lines, last = lines[:most], lines[most - 1]
@@ -7701,9 +7701,10 @@ async def _cmd_check(args: Any, out: _Output) -> int:
         return code
     for suite in suites:
         column = max(_width(n) for s in suites for n, *_ in s.checks)   # aligned whatever a name's length
+        width = _columns(sys.stdout)
+        hang = " " * (column + 20 if column + 50 <= (width or 999) else 8)   # the details' column
         out.result("\n".join([_visible(suite.name, True)] + [line for n, st, d, t in suite.checks for line in _wrap(
-            d, _columns(sys.stdout), f"  {st.upper()}  {n}{' ' * (column - _width(n))}  {t:6.2f} s  ",
-            " " * (column + 20))]))
+            d, width, f"  {st.upper()}  {n}{' ' * (column - _width(n))}  {t:6.2f} s  ", hang)]))
     out.result(f"{counts['pass']} passed, {counts['warn']} warned, {counts['fail']} failed")
     return code
 
