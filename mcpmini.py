@@ -6584,7 +6584,7 @@ def _add_commands(command: Callable[..., Any]) -> None:
     p.add_argument("--task", action="store_true", help="run it as a task (a task-required tool always is)")
     p.add_argument("--wait", type=float, metavar="SECONDS", help="wait for a task this long at most (then exit 124)")
     p.add_argument("--detach", action="store_true", help="start the task, print its id and exit (HTTP servers)")
-    command("tasks", "a server's tasks (long-running tool calls)", "tasks http://127.0.0.1:8000/mcp   # its long-running calls (HTTP: tasks outlive a run)", server=True)
+    command("tasks", "a server's tasks (long-running tool calls)", f"{cfg} tasks weather", server=True)
     p = command("task", "a task's status; wait for its result, or cancel it", "task https://example.com/mcp "
                 "TASK_ID --wait", "task https://example.com/mcp TASK_ID --cancel", server=True)
     p.add_argument("task_id", metavar="TASK_ID", help="the task's id (see: mcpmini tasks SERVER)")
@@ -6658,7 +6658,9 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
     p.add_argument("--login", action="store_true", help="when SERVER needs an OAuth login, run it "
                    "on this terminal (otherwise the request fails: run mcpmini login SERVER)")
     replay = command("replay", "serve a --record FILE to MCP clients on stdio (or loopback HTTP): each "
-                     "request is answered as recorded", "replay session.jsonl", "replay session.jsonl --listen 8800")
+                     "request is answered as recorded", f"--record session.jsonl --config {EXAMPLE_CONFIG} call "
+                     "weather get_forecast city=Hangzhou", "call \"python3 mcpmini.py replay session.jsonl\" "
+                     "get_forecast city=Hangzhou", "replay session.jsonl --listen 8800")
     replay.add_argument("file", metavar="FILE", help="a file written by --record")
     replay.add_argument("--server", metavar="NAME", help="the server to replay (when FILE holds several)")
     for p in (p, replay):

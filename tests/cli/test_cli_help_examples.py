@@ -2,7 +2,7 @@
 repository's root (here: a directory whose `examples` is the repository's), in a real bash with
 `mcpmini` being `python3 mcpmini.py`. Exempt (decision #36): examples that need a model or a
 login (ask, login, logout), that serve until stopped (bridge, --listen), or that hold a
-placeholder only a run gives (TASK_ID, <task-id>)."""
+placeholder only a run gives (TASK_ID, <task-id>). A command's examples run in their order."""
 from __future__ import annotations
 
 import re
@@ -65,14 +65,17 @@ def http_example():
         server.wait()
 
 
-@pytest.mark.parametrize("command, example", RUNNABLE, ids=[e for _, e in RUNNABLE])
-def test_a_help_example_runs_as_written(work, tmp_path, command, example, http_example):
-    if "127.0.0.1:8000" in example and not http_example:
-        pytest.skip("port 8000 is taken")
+@pytest.mark.parametrize("command", sorted({n for n, _ in RUNNABLE}))
+def test_the_help_examples_of_a_command_run_as_written_in_order(work, tmp_path, command, http_example):
+    """One directory per command, its examples in their order (replay's first one records a session)."""
     (work / "examples").symlink_to(EXAMPLES)
+    (work / "mcpmini.py").symlink_to(MCPMINI)
     (tmp_path / "home" / ".config" / "fish" / "completions").mkdir(parents=True, exist_ok=True)
-    script = f"mcpmini() {{ {shlex.quote(sys.executable)} {shlex.quote(str(MCPMINI))} \"$@\"; }}\n{example}\n"
-    p = subprocess.run(["bash", "-c", script], cwd=work, stdin=subprocess.DEVNULL, capture_output=True,
-                       text=True, timeout=120)
-    assert p.returncode == 0, f"{example}\n{p.stderr}"
-    assert "error" not in p.stderr, p.stderr
+    for example in [e for n, e in RUNNABLE if n == command]:
+        if "127.0.0.1:8000" in example and not http_example:
+            continue   # port 8000 is taken by something else
+        script = f"mcpmini() {{ {shlex.quote(sys.executable)} {shlex.quote(str(MCPMINI))} \"$@\"; }}\n{example}\n"
+        p = subprocess.run(["bash", "-c", script], cwd=work, stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 0, f"{example}\n{p.stderr}"
+        assert "error" not in p.stderr, p.stderr
