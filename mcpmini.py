@@ -4055,7 +4055,11 @@ class Task:
             while True:
                 if fetch is not None and fetch.done():
                     try:
-                        return self._final(fetch.result())
+                        result = fetch.result()
+                        if self.status != "completed":   # a result, or what is left of a failed task?
+                            with contextlib.suppress(MCPError):
+                                await self.refresh()
+                        return self._ended() if self.status in ("failed", "cancelled") else self._final(result)
                     except RequestTimeout:
                         if self.status in TASK_END:   # ended, and tasks/result still does not answer
                             raise
