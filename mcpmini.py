@@ -3436,7 +3436,8 @@ def _checked_result(method: str, result: JSON, label: str) -> JSON:
 
 def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
     """The entries of a list that can be used; each other one is skipped with a warning."""
-    key = {"resources/list": "uri", "resources/templates/list": "uriTemplate", "tasks/list": "taskId"}.get(method, "name")
+    key = {"resources/list": "uri", "resources/templates/list": "uriTemplate",
+           "tasks/list": "taskId"}.get(method, "name")
     kept = []
     for item in items:
         if not isinstance(item, dict):
@@ -4208,7 +4209,8 @@ def result_text(result: JSON) -> str:
 
 def _asks_task(params: Any) -> bool:
     """The request opts into the 2026-07-28 tasks extension."""
-    return TASKS_EXTENSION in _object(_object(_object(_object(params).get("_meta")).get(META_CAPABILITIES)).get("extensions"))
+    caps = _object(_object(_object(params).get("_meta")).get(META_CAPABILITIES))
+    return TASKS_EXTENSION in _object(caps.get("extensions"))
 
 
 def _needs_task(exc: RemoteError) -> bool:
@@ -4253,7 +4255,7 @@ class Task:
         params: JSON = {"name": name, "arguments": arguments, "_meta": meta, "task": {}}
         if client.era == MODERN_VERSION:   # opt in, for this request only
             del params["task"]
-            params["_meta"][META_CAPABILITIES] = {**caps, "extensions": {**_object(caps.get("extensions")), TASKS_EXTENSION: {}}}
+            meta[META_CAPABILITIES] = {**caps, "extensions": {**_object(caps.get("extensions")), TASKS_EXTENSION: {}}}
         result = await call("tools/call", params, timeout)
         created = result if result.get("resultType") == "task" else result.get("task")
         data = created if isinstance(created, dict) else {"taskId": "-", "status": "completed", "result": result}
@@ -4323,7 +4325,11 @@ class Task:
             while True:
                 if fetch is not None and fetch.done():
                     try:
-                        return self._final(fetch.result())
+                        result = fetch.result()
+                        if self.status != "completed":   # a result, or what is left of a failed task?
+                            with contextlib.suppress(MCPError):
+                                await self.refresh()
+                        return self._ended() if self.status in ("failed", "cancelled") else self._final(result)
                     except RequestTimeout:
                         if self.status in TASK_END:   # ended, and tasks/result still does not answer
                             raise
@@ -4342,7 +4348,7 @@ class Task:
                 if self.status == "input_required" and not legacy:
                     await self._give_input()
                 ms = self.data.get("pollIntervalMs", self.data.get("pollInterval"))
-                base = min(max(ms / 1000, TASK_POLL[0]), TASK_POLL[1]) if _json_type(ms) in ("integer", "number") else 1.0
+                base = min(max(ms / 1000, TASK_POLL[0]), TASK_POLL[1]) if _json_type(ms) in ("integer", "number") else 1
                 self.changed.clear()
                 now, woken = (self.status, self.status_message), asyncio.ensure_future(self.changed.wait())
                 pause, seen = base if now != seen else min(max(pause, base) * 1.5, TASK_POLL[1]), now
@@ -4362,7 +4368,8 @@ class Task:
             return self._final(_object(self.data.get("result", "(none)")))
         said = f": {self.status_message}" * bool(self.status_message)
         error = RemoteError.from_wire(self.data.get("error", {"code": INTERNAL_ERROR, "message": said[2:]}))
-        raise RemoteError(error.code, f"task {self.id} {self.status}{': ' * bool(error.message)}{error.message}", error.data)
+        said = f"task {self.id} {self.status}{': ' * bool(error.message)}{error.message}"
+        raise RemoteError(error.code, said, error.data)
 
     def _final(self, result: JSON) -> JSON:
         """The tool's result, without the protocol's bookkeeping (decision 33)."""
@@ -7261,7 +7268,8 @@ async def _cmd_tasks(args: Any, out: _Output) -> int:
             task.on_task = _task_line(f"task {args.task_id}", out)
             if args.wait is not None and not args.cancel:
                 task.on_task(task)
-                return await _tool_outcome(args, out, task.result(None if args.wait < 0 else args.wait), f"task {task.id}")
+                wait = None if args.wait < 0 else args.wait
+                return await _tool_outcome(args, out, task.result(wait), f"task {task.id}")
             if args.cancel:
                 ended = task.status in TASK_END
                 await task.cancel()
@@ -7272,7 +7280,8 @@ async def _cmd_tasks(args: Any, out: _Output) -> int:
             out.note(f"mcpmini: {client.name} offers no task list")
         items = [task.data] if args.command == "task" else items
         out.result(_json_text(items if args.command == "tasks" else items[0]) if args.json else "\n".join(
-            _visible(f"{t.get('taskId')}  {t.get('status')}  {t.get('statusMessage') or ''}".rstrip(), True) for t in items))
+            _visible(f"{t.get('taskId')}  {t.get('status')}  {t.get('statusMessage') or ''}".rstrip(), True)
+            for t in items))
         return 0
 _cmd_task = _cmd_tasks
 
@@ -7605,8 +7614,8 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
                    if output is None else "no structuredContent, though the tool has an outputSchema"
                    if "structuredContent" not in result else f"structuredContent is {_json_type(value)}, "
                    "not an object" if not isinstance(value, dict) else _argument_problem(value, output, noun="key"))
-        suite.add(f"call {name}", [problem] if problem else [], note=(f"as task {tasks[0].id}: " if tasks
-                                                                             else "") + _first_line(result_text(result)))
+        done = f"as task {tasks[0].id}: " if tasks else ""
+        suite.add(f"call {name}", [problem] if problem else [], note=done + _first_line(result_text(result)))
     for label, run in [(f"read {uri}", lambda uri=uri: client.read_resource(uri)) for uri in args.read] + [
             (f"prompt {p[0]}", lambda p=p: client.get_prompt(p[0], _pairs(p[1:], "=", "argument", False)))
             for p in args.prompt]:

@@ -1,13 +1,18 @@
 """MCP tasks against a real server (issue 26): server-everything's `simulate-research-query`
 (2025-11-25 tasks, `taskSupport: required`; four one-second stages; `ambiguous=true` asks a
 question mid-task through an elicitation related to the task, delivered on tasks/result), over
-stdio and Streamable HTTP, from the library and the command line. The TS SDK v2 server of the
-peers (@modelcontextprotocol/server 2.4.0) offers no task tools, so it is not here."""
+stdio and Streamable HTTP, from the library and the command line; and servers/py1_tasks.py on the
+Python SDK 1.x's experimental tasks (status notifications, an elicitation mid-task). The TS SDK v2
+server of the peers (@modelcontextprotocol/server 2.4.0) offers no task tools, so it is not here."""
 
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
+import pytest
+
+import interop_peers as peers
 import mcpmini
 
 TOOL = "simulate-research-query"
@@ -65,3 +70,25 @@ def test_check_runs_the_task_tool_as_a_task(everything_cmd, cli) -> None:
     line = next(l for l in out.splitlines() if f"call {TOOL}" in l)
     assert "PASS" in line and "as task " in line, out
     assert f"tool {TOOL} (taskSupport required)" in out
+
+
+@pytest.fixture(scope="module")
+def py1_tasks() -> str:
+    try:
+        python = peers.py1_python()
+    except peers.PeerError as exc:
+        pytest.skip(f"interop peer unavailable: {exc}")
+    return shlex.join([python, str(Path(__file__).parent / "servers" / "py1_tasks.py")])
+
+
+def test_python_sdk_1_tasks_with_status_notifications_and_a_question(py1_tasks, cli) -> None:
+    code, out, err = cli("call", py1_tasks, "countdown", "steps:=4", "ask:=true", "--accept-defaults")
+    assert (code, out) == (0, "lift-off (accept)\n"), err
+    code, out, err = cli("call", py1_tasks, "countdown", "steps:=4", "ask:=true")   # no terminal
+    # declined, or (where no elicitation is declared) the task fails: its tasks/result is then an empty
+    # result, which must not pass for the tool's
+    assert (code, out) == (0, "lift-off (decline)\n") or code == 1 and "failed" in err, (code, out, err)
+    code, out, err = cli("call", py1_tasks, "echo", "text=hi", "--task")
+    assert code == 2 and "cannot run as a task" in err
+    code, out, err = cli("call", py1_tasks, "countdown", "steps:=20", "--wait", "1")
+    assert code == 124 and "it runs on (a stdio server ends with mcpmini)" in err

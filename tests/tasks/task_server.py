@@ -16,7 +16,7 @@ inputRequests answered by tasks/update); ``never``: never ends; ``poll_ms``: its
 ``plain`` answers with a task; ``flood`` N: N status notifications at creation; ``fail``: it
 fails; ``vanish``: tasks/get answers -32602;
 ``is_error``: the tool's result has isError; ``drop_create`` (HTTP): a tools/call
-drops the connection unanswered; ``no_list``: no tasks/list; ``cancel_ignored``.
+drops the connection unanswered; ``failed_result``: tasks/result of a failed task is an empty result; ``no_list``: no tasks/list; ``cancel_ignored``.
 """
 from __future__ import annotations
 
@@ -206,6 +206,8 @@ class Server:
                 if OPTIONS.get("result_hang"):
                     await asyncio.Event().wait()
                 await task["done"].wait()
+                if task["status"] == "failed" and OPTIONS.get("failed_result"):   # as the Python SDK 1.x does
+                    return {"_meta": {RELATED: {"taskId": task["id"]}}}
                 if task["status"] == "failed":
                     raise LookupError({"code": -32603, "message": "the research machine broke"})
                 return {**task.get("result", {"content": []}), "_meta": {RELATED: {"taskId": task["id"]}}}

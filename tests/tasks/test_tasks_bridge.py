@@ -71,3 +71,27 @@ def test_a_modern_client_without_tasks_gets_a_legacy_task_tool_answered(tasky):
             return await c.call_tool("slow", {"topic": "across"}, task=False)
     text = run(go())["content"][0]["text"]
     assert text.startswith("report on across") and "drizzle" in text   # its question crossed as MRTR
+
+
+def test_a_modern_client_that_speaks_tasks_gets_them_from_a_modern_server(tasky):
+    server = tasky("modern", ask=True)
+
+    async def go():
+        async with mcpmini.Client([sys.executable, str(MCPMINI), "bridge", server.target], era_cache=False,
+                                  list_cache=False, protocol="2026-07-28", accept_defaults=True) as c:
+            task = await c.start_task("slow", {"topic": "modern"})
+            return task.id, await task.result()
+    task_id, result = run(go())
+    assert task_id == "task-1" and "drizzle" in result["content"][0]["text"]
+    assert "tasks/update" in server.methods()
+
+
+def test_across_eras_a_task_asked_for_is_answered_once_it_ends(tasky):
+    server = tasky("modern")   # a legacy client asks a 2026-07-28 server for a task
+
+    async def go():
+        async with bridged(server) as c:
+            task = await c.start_task("slow", {"topic": "across"})
+            return await task.result()
+    assert run(go())["content"][0]["text"] == "report on across"
+    assert "tasks/get" in server.methods()

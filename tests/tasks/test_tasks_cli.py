@@ -116,3 +116,10 @@ def test_a_signal_cancels_the_task_on_the_wire(tasky, signum, code):
 def test_detach_on_a_server_that_answers_at_once_prints_the_result(cli, tasky):
     code, out, err = cli("call", tasky("legacy", http=True).target, "plain", "--detach", "--no-validate")
     assert (code, out) == (0, "plain ran at once\n")
+
+
+def test_a_modern_task_question_over_http(cli, tasky):
+    server = tasky("modern", http=True, ask=True)
+    code, out, err = cli("call", server.target, "slow", "--accept-defaults")
+    assert code == 0 and '"kind": "drizzle"' in out
+    assert server.methods().count("tasks/update") == 1

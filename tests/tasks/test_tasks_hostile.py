@@ -75,3 +75,8 @@ def test_a_lost_answer_to_a_task_augmented_call_is_not_sent_again(cli, tasky, er
     code, out, err = cli("call", server.target, "slow")
     assert code == 3 and "may or may not have run" in err
     assert server.methods().count("tools/call") == 1
+
+
+def test_an_empty_result_of_a_failed_task_is_not_the_tools_result(cli, tasky):
+    code, out, err = cli("call", tasky("legacy", fail=True, failed_result=True).target, "slow")
+    assert (code, out) == (1, "") and "task task-1 failed: the machine broke" in err
