@@ -4335,7 +4335,8 @@ class Servers:
         options = {"reconnect": not heartbeat, **({"timeout": timeout} if timeout else {}), **options}
         for name, item in servers.items() if isinstance(servers, dict) else [(None, s) for s in servers]:
             try:
-                client: Client | BaseException = item if isinstance(item, Client) else Client(item, **options)
+                client: Client | BaseException = item if isinstance(item, Client) else Client(
+                    item, **{"name": name, **options} if name else options)   # logs and records say its name
             except (MCPError, ValueError) as exc:   # e.g. an unset ${VAR} in its config
                 client = exc
             name = name or getattr(client if isinstance(client, Client) else item, "name", None) or str(item)
