@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the mcpmini authors
 """mcpmini — a one-file Model Context Protocol (MCP) client and command line.
 
 Library quick start::
@@ -37,7 +39,7 @@ How a request flows (each part only calls the public methods of the one below it
                (HTTP ones ask Auth (_OAuth) for tokens; Config resolves servers)
 
 Layout: constants · errors · utilities · JSON-RPC session · transports (stdio, HTTP, HTTP+SSE)
-· auth · era · client · config · many servers (and the blocking forms) · agent · bridge · CLI
+· auth · era · client · tasks · config · many servers (and the blocking forms) · agent · bridge · CLI
 (``grep -n '^# -- ' mcpmini.py`` prints them).
 """
 from __future__ import annotations
@@ -47,6 +49,7 @@ import atexit
 import base64
 import contextlib
 import dataclasses
+import fnmatch
 import functools
 import hashlib
 import inspect
@@ -56,6 +59,7 @@ import os
 import re
 import shlex
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -64,7 +68,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 __all__ = [
-    "Client", "Servers", "SyncClient", "SyncServers", "ServerConfig", "load_config",
+    "Client", "Task", "Servers", "SyncClient", "SyncServers", "ServerConfig", "load_config",
     "result_text", "run_agent", "main",
     "MCPError", "ConfigError", "ConnectionClosed", "RequestTimeout", "ProtocolError",
     "AuthError", "RemoteError", "login", "logout", "auth_state",
@@ -89,6 +93,8 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_PREFIX = "io.modelcontextprotocol/"   # reserved _meta keys: protocol bookkeeping in a result
+BOOKKEEPING = ("resultType", "ttlMs", "cacheScope")   # result keys of the protocol, not the server
 LIST_CHANGED = {   # notification -> the list results it makes stale
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),
@@ -102,7 +108,8 @@ PROGRESS_TIMEOUT_CAP = 600.0    # progress notifications extend a timeout, up to
 SHUTDOWN_GRACE = 2.0            # after closing stdin, then after SIGTERM
 EXIT_GRACE = 0.5                # a dead server's pipe may hold its last words for this long
 CANCEL_TIMEOUT = 1.0            # bound on sending a cancellation
-HEARTBEAT_BACKOFF_MAX = 60.0    # the longest wait between two reconnects of a lost server
+RECONNECT_BACKOFF = (0.5, 10.0) # after a failed reconnect the next waits 0.5 s, doubling up to 10 s
+RECONNECT_FAILURES = 3          # failed reconnects in a row that open the circuit breaker
 MAX_MESSAGE_SIZE = 256 << 20    # one JSON-RPC message; above it the connection fails
 READ_CHUNK = 1 << 20
 STDERR_TAIL_LINES = 20
@@ -113,11 +120,19 @@ MAX_SERVER_REQUESTS = 16        # server requests answered at once; beyond, read
 STDIN_BUFFER = 4 << 20          # what may wait for a server to read it before a write waits
 LIST_CACHE_MAX_AGE = 3600.0     # a legacy server's tool list in the persistent cache (no ttlMs)
 LIST_CACHE_KEEP = 7 * 86400.0   # stale stored lists serve shell completion until this age
+CACHE_MAX_ENTRY = 16 << 20      # one cache entry (a server's tool list); a larger one is not stored
+CACHE_MAX_TOTAL = 64 << 20      # one cache folder (lists, eras, tool digests): beyond, the least recently used go
+CACHE_MAX_ENTRIES = 200         # entries of one cache folder, likewise
 # Read-only requests (a bridge may cache them) and those safe to send again when a connection broke
 # after the request may have reached the server; anything else (tools/call!) could run twice.
 CACHEABLE_METHODS = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
                                "resources/templates/list", "resources/read"})
-SAFE_TO_REPEAT = CACHEABLE_METHODS | {"prompts/get", "ping"}
+SAFE_TO_REPEAT = CACHEABLE_METHODS | {"prompts/get", "ping", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"}
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+TASK_END = ("completed", "failed", "cancelled")          # terminal: they never change
+TASK_POLL = (0.2, 30.0)         # the server's poll interval is clamped to this range (seconds)
+MAX_TASK_ID = 1024              # a longer taskId is refused
 
 # HTTP
 CONNECT_TIMEOUT = 10.0          # TCP connect + proxy CONNECT + TLS handshake
@@ -154,6 +169,15 @@ SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "not", "if", "
 SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAP = ("patternProperties", "$defs", "definitions", "dependentSchemas")
 JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
+# A form field's "format": what it must match, and how a person is told
+ISO_DATE = r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+FORMATS = {"email": (r"[^@\s]+@[^@\s]+\.[^@\s.]+", "an email address"),
+           "uri": (r"[A-Za-z][A-Za-z0-9+.-]*:\S+", "a URI such as https://example.com/"),
+           "date": (ISO_DATE, "a date: YYYY-MM-DD"),
+           "date-time": (ISO_DATE + r"[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)",
+                         "a date and time: YYYY-MM-DDTHH:MM:SSZ")}
+EXAMPLE_CONFIG = "examples/mcp.json"   # the help's examples name it (they run from the repository's root)
+YES_NO = {"y": True, "yes": True, "true": True, "n": False, "no": False, "false": False}
 TIGHTER = {"minimum": 1, "exclusiveMinimum": 1, "minLength": 1, "minItems": 1, "minProperties": 1, "maximum": -1,
            "exclusiveMaximum": -1, "maxLength": -1, "maxItems": -1, "maxProperties": -1}   # +1: a rise narrows
 
@@ -185,11 +209,12 @@ CONFIG_PATHS = ("workspaceFolder", "workspaceFolderBasename", "userHome", "pathS
 CONFIG_VARIABLE = re.compile(r"\$\$|\$\{(?P<name>[^}:]+(?::[^}-][^}]*)?)(?::-(?P<default>[^}]*))?\}")
 MIN_SECRET_LENGTH = 6           # shorter values ("info", "true") would redact ordinary words
 ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "timeout",
-                        "protocol", "oauth", "inheritEnv", "envFile", "disabled", "enabled"})
+                        "protocol", "oauth", "inheritEnv", "envFile", "disabled", "enabled",
+                        "allowTools", "denyTools", "readOnly"})
 MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than this is refused
 MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
-MAX_REMEMBERED_SERVERS = 200    # tool-list digests kept (the least recently used go first)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")   # spec: what a tool name should be (check lints it)
+TOOL_PATTERN = re.compile(r"[A-Za-z0-9_.*?\[\]!-]")   # a tool-name pattern needs one of these to match
 SNAPSHOT_FORMAT = "mcpmini snapshot 1"   # `check --snapshot` files; `--against` reads this one only
 SNAPSHOT_FIELDS = {"tools": ("name", "title", "description", "inputSchema", "outputSchema", "annotations",
                              "execution"), "resources": ("uri", "name", "mimeType", "description"),
@@ -225,6 +250,10 @@ MAX_BRIDGE_BODY = 4 << 20       # a request body `bridge --listen` accepts
 # Command line
 STATUS_DELAY = 1.0              # a wait longer than this shows the status line (on a terminal)
 STATUS_TICK = 0.25              # how often the status line is redrawn
+LISTED_LINES = 6                # a listing cuts a description to this many lines (tools NAME shows it all)
+STOP_NOTICE = 0.5               # after Ctrl-C, a server still stopping after this is said to be
+CLI_FLAGS = (("timeout=", "--timeout"), ("protocol='legacy'", "--protocol legacy"), ("base_url=", "--base-url"),
+             ("stream=False", "--no-stream"), ("max_steps=", "--max-steps"))   # library errors, on the command line
 EXIT_CODES = {"remote": 1, "tool": 1, "agent": 1, "usage": 2, "config": 2, "connection": 3,
               "protocol": 3, "auth": 4, "timeout": 124, "interrupted": 130, "terminated": 143}
 # What a server or model could use against a terminal or reader: C0 controls (not \n, \t), DEL, C1,
@@ -270,7 +299,7 @@ class RequestTimeout(MCPError, TimeoutError, kind="timeout"):
     def __init__(self, method: str, timeout: float, detail: str = "") -> None:
         self.method, self.timeout = method, timeout
         super().__init__(f"{method} timed out after {timeout:g} s{detail}"
-                         " (raise it with --timeout or the entry's \"timeout\")")
+                         " (raise timeout= or the entry's \"timeout\")")
 
 
 class ProtocolError(MCPError):
@@ -302,8 +331,8 @@ class RemoteError(MCPError, kind="remote"):
                    str(error.get("message", "")), error.get("data"))
 
 
-class _UsageError(MCPError, kind="usage"):
-    """The command line is wrong; nothing was sent."""
+class _UsageError(ConfigError, kind="usage"):
+    """The command line (or, with ``validate=True``, a call's arguments) is wrong; nothing was sent."""
 
 
 class _Interrupted(MCPError, kind="interrupted"):
@@ -311,7 +340,7 @@ class _Interrupted(MCPError, kind="interrupted"):
 
 
 class _AgentError(MCPError, kind="agent"):
-    """The agent loop ended without an answer (``--max-steps`` reached)."""
+    """The agent loop ended without an answer (``max_steps`` reached)."""
 
 
 class _ModelError(MCPError, kind="remote"):
@@ -438,39 +467,56 @@ def _write_json(path: str, data: Any) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-        f.write(_dumps(data))   # json.dump would take the slow pure-Python encoder
+        f.write(data if isinstance(data, bytes) else _dumps(data))   # not json.dump: its encoder is slow
     os.replace(tmp, path)
 
 
-class _CacheFile:
-    """A JSON object in a user folder: eras.json (spec: clients MAY persist the era, so a silent legacy
-    server costs the probe once), lists.json, tools.json. Unreadable is empty: it can be rebuilt."""
+class _CacheDir:
+    """A cache in a user folder, one file per key (named by the key's hash, so no secret of a
+    URL or command line reaches a name): using one entry never reads another. An entry is at most
+    CACHE_MAX_ENTRY bytes; the folder keeps at most CACHE_MAX_ENTRIES entries and CACHE_MAX_TOTAL
+    bytes, the least recently used (by mtime, renewed on reading) going first, and none unused for
+    LIST_CACHE_KEEP. Folders: eras (spec: clients MAY persist the era, so a silent legacy server
+    costs the probe once), lists, and tools (digests, in the state folder). Unreadable is absent."""
 
     def __init__(self, name: str, folder: str = "cache") -> None:
-        self.path = os.path.join(_user_dir(folder), name)
+        self.dir = os.path.join(_user_dir(folder), name)
 
-    def load(self) -> JSON:
+    def _path(self, key: str) -> str:
+        return os.path.join(self.dir, hashlib.sha256(key.encode()).hexdigest()[:40] + ".json")
+
+    def get(self, key: str) -> Any:
+        path = self._path(key)
         try:
-            _check_private(self.path, "cache")   # it steers how servers are reached
-            with open(self.path, "rb") as f:
-                return _object(_loads(f.read()))
+            _check_private(path, "cache")   # it steers how servers are reached
+            with open(path, "rb") as f:
+                value = _loads(f.read(CACHE_MAX_ENTRY + 1))
+            os.utime(path)   # recently used
+            return value
         except (OSError, ValueError, RecursionError) as exc:   # ConfigError is a ValueError
-            log.debug("%s is not used: %s", self.path, exc)
-            return {}
+            log.debug("%s is not used: %s", path, exc)
+            return None
 
-    def put(self, key: str, value: Any, keep: Callable[[Any], bool] = lambda v: True, last: int = 0) -> None:
-        """Set ``key`` (None: remove it), keeping the other entries for which ``keep`` holds;
-        ``last``: only the ``last`` most recently put entries (which an unchanged value renews)."""
-        data = self.load()
-        if data.get(key) == value and not last:
-            return
-        data = {k: v for k, v in data.items() if k != key and keep(v)}
-        if value is not None:
-            data[key] = value
+    def put(self, key: str, value: Any) -> None:
+        """Store ``value`` (None: remove it), then trim the folder to its bounds."""
+        path, data = self._path(key), b"" if value is None else _dumps(value)
         try:
-            _write_json(self.path, dict(list(data.items())[-last:]))
+            if value is None or len(data) > CACHE_MAX_ENTRY:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
+                return
+            _write_json(path, data)
+            with contextlib.suppress(FileNotFoundError):   # the single file of mcpmini 0.1
+                os.remove(self.dir + ".json")
+            files = sorted(((e.stat().st_mtime, e.stat().st_size, e.path) for e in os.scandir(self.dir)
+                            if e.name.endswith(".json")), reverse=True)   # newest first
+            total, now = 0, time.time()
+            for n, (used, size, name) in enumerate(files):
+                total += size
+                if n >= CACHE_MAX_ENTRIES or total > CACHE_MAX_TOTAL or used < now - LIST_CACHE_KEEP:
+                    os.remove(name)
         except OSError as exc:
-            log.debug("cannot write %s: %s", self.path, exc)
+            log.debug("cannot write %s: %s", path, exc)
 
 
 def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
@@ -588,6 +634,9 @@ def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False
     if missing:
         wanted = ", ".join(f"{n!r} ({'/'.join(sorted(_schema_types(props.get(n)))) or 'any'})"
                            for n in missing)
+        for key in (k for k in arguments if k not in props):   # cty=Tokyo for city: the typo first
+            if hint := _did_you_mean(key, missing):
+                return f"unknown {noun} {key!r}{hint} (required: {wanted})"
         return f"missing required {noun}{'s' * (len(missing) > 1)} {wanted}"
     extra = schema.get("additionalProperties")
     if extra is False or (strict_keys and extra is None and "properties" in schema
@@ -1008,8 +1057,9 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
             _settle(self._writable, None, self._closed_error("the server closed its input"))
             _quiet(self._writable)   # nobody may be waiting
         elif fd == 1 and not self._eof.done():
-            if self._partial and not self._lost:
-                self._line(self._partial)
+            if self._partial and not self._lost:   # a last line without its newline; one cut short
+                with contextlib.suppress(_Garbled):   # by the exit is the lost connection's (may have run)
+                    (message := _jsonrpc(self._partial)) is not None and self.deliver(message)
             _settle(self._eof, None)
             self._end(self._exit, 0.2)   # its exit status makes a better message
         elif fd == 2:
@@ -2000,8 +2050,9 @@ class _StreamableHTTPTransport(_HTTPTransport):
         headers["MCP-Protocol-Version"] = self.modern_version   # spec: equal to the _meta version
         if isinstance(method, str):
             headers["Mcp-Method"] = _header_value(method)   # spec: on every POST
-        name = params.get("uri" if method == "resources/read" else "name")
-        if modern and method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
+        name = params.get({"resources/read": "uri"}.get(method, "taskId" if str(method)[:6] == "tasks/" else "name"))
+        if modern and method in ("tools/call", "prompts/get", "resources/read", "tasks/get", "tasks/update",
+                                 "tasks/cancel") and isinstance(name, str):
             headers["Mcp-Name"] = _header_value(name)
         return headers, modern
 
@@ -2161,9 +2212,10 @@ class _StreamableHTTPTransport(_HTTPTransport):
 
     async def _listen(self) -> None:
         """The legacy GET stream of messages outside requests (405: none); a broken one is resumed
-        after ``retry`` with Last-Event-ID, a bounded number of times without news."""
-        parser = _SSEParser()
-        quiet = 0   # streams in a row that brought no message
+        after ``retry`` with Last-Event-ID. After MAX_SSE_RESUMES reconnects in a row without a new
+        event (one whose id was seen is not) it is not reopened for this session; no request fails."""
+        parser, seen = _SSEParser(), deque(maxlen=64)   # the ids of the last events that were news
+        quiet = -1   # reconnects in a row that brought nothing new (the first stream is no reconnect)
         while not self._closed:
             parser = _SSEParser(last_id=parser.last_id, retry=parser.retry)   # no half line carried over
             headers = self._legacy_headers({"Accept": "text/event-stream", **self.headers})
@@ -2180,12 +2232,14 @@ class _StreamableHTTPTransport(_HTTPTransport):
                     with contextlib.suppress(MCPError):
                         await asyncio.wait_for(resp.read(1 << 16), self.timeout)  # reuse the connection
                     return
-                async for kind, data, _ in resp.events(parser):
+                async for kind, data, event_id in resp.events(parser):
                     await self._flowing()
                     try:
                         if kind == "message" and (message := _jsonrpc(data)) is not None:
                             self.deliver(message)
-                            quiet = -1
+                            if not event_id or event_id not in seen:
+                                quiet = -1
+                                seen.append(event_id)
                     except _Garbled as exc:
                         log.warning("%s: skipped a garbled message of the GET stream: %s", self.label, exc)
             except (MCPError, asyncio.TimeoutError) as exc:
@@ -2193,8 +2247,8 @@ class _StreamableHTTPTransport(_HTTPTransport):
             finally:
                 resp.close()
             quiet += 1
-            if quiet > MAX_SSE_RESUMES:
-                log.info("%s: the GET stream kept ending without a message; not reopened", self.label)
+            if quiet >= MAX_SSE_RESUMES:
+                log.info("%s: the GET stream kept ending without a new message; not reopened", self.label)
                 return
             await asyncio.sleep(_sse_delay(parser.retry, max(quiet, 1)))
 
@@ -3300,7 +3354,7 @@ class _Negotiation:
         supported = [v for v in result.get("supportedVersions") or [] if isinstance(v, str)]
         if not supported:   # nothing to choose from: asking again would loop
             raise ProtocolError(f"{self.label}: server/discover listed no protocol versions "
-                                "(supportedVersions is empty); try --protocol legacy")
+                                "(supportedVersions is empty); try protocol='legacy'")
         if MODERN_VERSION in supported:
             return self._settled(result, f"{reason} with {MODERN_VERSION}: modern")
         return await self._modern_fallback(supported, f"{reason} without {MODERN_VERSION}")
@@ -3352,7 +3406,17 @@ def _maybe_ran(why: str, method: str) -> str:
 
 def _checked_result(method: str, result: JSON, label: str) -> JSON:
     """A tools/call, resources/read or prompts/get result, checked where it enters: a shape
-    that cannot be used fails the request with a ProtocolError naming the field."""
+    that cannot be used fails the request with a ProtocolError naming the field. Returned in
+    one shape in both eras: without protocol bookkeeping (``resultType``, ``ttlMs``, ``cacheScope``
+    and ``io.modelcontextprotocol/`` keys of ``_meta``); the server's own ``_meta`` keys stay.
+    A task's creation (2026-07-28) is the Task's to read."""
+    if result.get("resultType") == "task":
+        return result
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and any(k.startswith(META_PREFIX) for k in meta):
+        meta = {k: v for k, v in meta.items() if not k.startswith(META_PREFIX)}
+    result = {k: v for k, v in result.items() if k not in BOOKKEEPING and (k != "_meta" or meta)}
+    result.update({"_meta": meta} if meta else {})
     field, kind = {"tools/call": ("content", "content block"), "prompts/get": ("messages", "message"),
                    "resources/read": ("contents", "contents entry")}[method]
     items = result.get(field, [])
@@ -3372,7 +3436,7 @@ def _checked_result(method: str, result: JSON, label: str) -> JSON:
 
 def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
     """The entries of a list that can be used; each other one is skipped with a warning."""
-    key = {"resources/list": "uri", "resources/templates/list": "uriTemplate"}.get(method, "name")
+    key = {"resources/list": "uri", "resources/templates/list": "uriTemplate", "tasks/list": "taskId"}.get(method, "name")
     kept = []
     for item in items:
         if not isinstance(item, dict):
@@ -3389,11 +3453,12 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
 
 
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
-                     modern: bool, label: str, strict: bool = False) -> tuple[list[JSON], float]:
+                     modern: bool, label: str, sent: list[Any] | None = None) -> tuple[list[JSON], float]:
     """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
-    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``strict`` (``check``):
-    every entry as sent, and a cursor that comes back (a list that never ends) is a ProtocolError."""
-    items: list[JSON] = []
+    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``sent`` (``check``): every
+    entry as sent goes there, page by page, and a cursor that comes back (a list that never ends)
+    is a ProtocolError (``sent`` keeps the pages received)."""
+    items: list[JSON] = [] if sent is None else sent
     cursor: str | None = None
     seen: set[str] = set()
     ttl = float("inf")   # legacy: until list_changed
@@ -3403,14 +3468,14 @@ async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: 
         if not isinstance(page_items, list):
             raise ProtocolError(f"{label}: the {method} result cannot be used: its {key} is not a "
                                 f"list: {_json_text(page_items, None)[:120]}")
-        items.extend(page_items if strict else _usable(method, page_items, label))
+        items.extend(page_items if sent is not None else _usable(method, page_items, label))
         if modern:
             ms = result.get("ttlMs")
             ttl = min(ttl, ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else 0.0)
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):  # absent or null ends the list; "" is a cursor
             break
-        if strict and cursor in seen:
+        if sent is not None and cursor in seen:
             raise ProtocolError(f"page {page} repeats the cursor {cursor!r}: the list would never end")
         seen.add(cursor)
     else:
@@ -3426,71 +3491,329 @@ def _changes(old: JSON, new: JSON, shown: Callable[[list[str]], Any] = list) -> 
         ("changed", [n for n in new if n in old and old[n] != new[n]])) if names)
 
 
+def _server_key(server: ServerConfig) -> str:
+    """A server's stable identity (URL, or command and folder): the era and tool digest key."""
+    if server.url:
+        return f"url {server.url}"
+    return "cmd " + json.dumps([[server.command or "", *server.args], os.path.abspath(server.cwd or ".")])
+
+
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
     """What changed in a server's tools since a command last listed them, in words (None: nothing,
     or a new server). A tool whose description or schema changes can turn a trusted server hostile."""
     digests = {t["name"]: hashlib.sha256(_dumps([t.get(k) for k in (
         "title", "description", "inputSchema", "outputSchema", "annotations")])).hexdigest()[:16]
-        for t in tools}
-    file = _CacheFile("tools.json", "state")
-    old = file.load().get(client.key)
-    file.put(client.key, digests, last=MAX_REMEMBERED_SERVERS)
+        for t in [*tools, *client.hidden_tools]}   # all of them: a policy does not change the server
+    file = _CacheDir("tools", "state")
+    if (old := file.get(client.key)) != digests:
+        file.put(client.key, digests)
     if not isinstance(old, dict) or old == digests:
         return None
     return f"{client.name}: its tools changed since they were last listed: " + _changes(
         old, digests, lambda names: (_visible(n, one_line=True) for n in sorted(names)))
 
 
+def _prompt_schema(prompt: JSON) -> JSON:
+    """A prompt as a tool: its arguments as an object schema of strings (what they are)."""
+    arguments = [a for a in _listed(prompt.get("arguments")) if isinstance(_object(a).get("name"), str)]
+    return {**prompt, "inputSchema": {
+        "type": "object", "required": [a["name"] for a in arguments if a.get("required")],
+        "properties": {a["name"]: {"type": "string", "description": a.get("description")}
+                       for a in arguments}}}
+
+
+async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
+    """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
+    as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
+    raw = await (client.list_tools() if what == "tool" else client.list_prompts())
+    items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
+    if name is not None and name not in items:
+        if what == "tool" and (hidden := [t for t in client.hidden_tools if t["name"] == name]):
+            raise ConfigError(f"{client.name}: the tool policy hides {name!r}: {client.policy.refusal(hidden[0])}")
+        hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
+        raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
+    return raw, items
+
+
+async def _validate(client: Client, method: str, params: JSON) -> None:
+    """``validate=True``: a tools/call's or prompts/get's arguments checked before sending, by the
+    command line's rules (did-you-mean included); a ConfigError (nothing sent) when they do not fit."""
+    name, arguments = params["name"], _object(params.get("arguments"))
+    item = (await _entries(client, "tool" if method == "tools/call" else "prompt", name))[1][name]
+    if problem := _argument_problem(arguments, item.get("inputSchema"), strict_keys=True):
+        raise _UsageError(f"{name}: {problem}")
+
+
 class _ListStore:
-    """The persistent list cache (lists.json): each server's last tools/list, for typing the
-    arguments of ``call`` and shell completion; fresh for its ttlMs (2026-07-28) or
-    LIST_CACHE_MAX_AGE (legacy). Keyed by a hash (no secret reaches the file) of the OAuth token
-    in use (digest §caching: no list is shared across tokens) and of the URL and headers, or of
-    the command line, folder, environment and the mtimes of the program (on PATH) and of its
-    first file argument (the script of ``python3 server.py``): an edited server has a new key."""
+    """A client's lists, kept for the connection while fresh, and (``persist``) the persistent list
+    cache: each server's last tools/list, for typing the arguments of ``call`` and shell completion;
+    fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by what is configured,
+    never by what PATH resolves (a pyenv shim differs between processes): the OAuth token in use
+    (digest §caching: no list is shared across tokens), the URL and headers, or the command line as
+    typed, folder and environment. An entry holds the mtimes of the files the command line names
+    (``./server``, the script of ``python3 server.py``): an edited server's entry is stale."""
 
-    def __init__(self, server: ServerConfig, auth: _OAuth | None) -> None:
-        self.server, self.auth, self.file = server, auth, _CacheFile("lists.json")
+    def __init__(self, server: ServerConfig, auth: _OAuth | None, persist: bool = True) -> None:
+        self.server, self.auth, self.cache = server, auth, _CacheDir("lists") if persist else None
+        self.kept: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
+        self.schemas: dict[str, Any] = {}      # tool -> inputSchema
+        self.task_support: dict[str, Any] = {} # tool -> execution.taskSupport
+        self.dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
+        self.from_cache: set[str] = set()      # list methods whose last answer came from the file
+        self.tools: list[JSON] | None = None   # the last tools/list (None: none yet)
 
-    def _key(self, method: str) -> str:
+    async def list(self, era: _Era | None, request: Callable[..., Awaitable[JSON]], label: str, method: str,
+                   key: str, refresh: bool, stored: bool = False) -> list[JSON]:
+        """``method``'s items: kept ones while fresh, else the file's (``stored``) while fresh, else asked."""
+        if era and era.capabilities is not None and method.partition("/")[0] not in era.capabilities:
+            return []   # not offered: nothing to ask (as the Inspector shows it)
+        self.from_cache.discard(method)
+        until, items = self.kept.get(method, (0.0, []))
+        if not refresh and time.monotonic() < until:
+            return items
+        if stored and self.cache and (cached := self.get(method)) is not None:   # (tools/list only)
+            self.from_cache.add(method)
+            self.keep_schemas(items := _usable(method, cached, label))   # request did not see them
+            return items
+        modern = era is not None and era.era == MODERN_VERSION
+        items, ttl = await _all_pages(request, method, key, modern, label)
+        if ttl > 0:
+            self.kept[method] = (time.monotonic() + ttl, items)
+        if method == "tools/list":
+            self.tools = items
+            if self.cache:
+                self.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
+        return items
+
+    def keep_schemas(self, tools: list[Any]) -> None:
+        tools = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        self.schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools})
+        self.task_support.update({t["name"]: _object(t.get("execution")).get("taskSupport") for t in tools})
+
+    def changed(self, method: str) -> None:
+        """A list_changed notification: what it names is stale (the stored tools at once)."""
+        for stale in LIST_CHANGED.get(method, ()):
+            self.kept.pop(stale, None)
+        if method == "notifications/tools/list_changed" and self.cache:
+            self.put("tools/list", [], 0.0)
+
+    def _key(self, method: str) -> tuple[str, list[Any]]:
+        """The entry's key, and the stamp that keeps it fresh."""
         server = self.server
         if server.url:
-            what: list[Any] = [server.url, server.transport, sorted(server.headers.items()),
-                               self.auth.token_id() if self.auth else ""]
-        else:
-            cwd = os.path.abspath(server.cwd or os.getcwd())
-            argv = [server.command or "", *server.args]
-            folders = [cwd] if os.sep in argv[0] else (server.env.get("PATH") or os.environ.get("PATH", "")).split(os.pathsep)
-            program = next((p for p in (os.path.join(d, argv[0]) for d in folders) if os.path.isfile(p)), "")
-            script = next((p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)), "")
-            what = [argv, cwd, sorted(server.env.items()), server.inherit_env,
-                    [os.stat(p).st_mtime if os.path.isfile(p) else None for p in (program, script)]]
-        return f"{hashlib.sha256(_dumps(what)).hexdigest()} {method}"
+            return json.dumps([server.url, server.transport, sorted(server.headers.items()),
+                               self.auth.token_id() if self.auth else "", method]), []
+        cwd = os.path.abspath(server.cwd or os.getcwd())
+        argv = [server.command or "", *server.args]
+        files = [os.path.join(cwd, a) for a in argv[:1] if os.sep in a] + \
+            [p for p in (os.path.join(cwd, a) for a in argv[1:]) if os.path.isfile(p)][:1]
+        return json.dumps([argv, cwd, sorted(server.env.items()), server.inherit_env, method]), [
+            os.stat(p).st_mtime if os.path.isfile(p) else None for p in files]
 
     def get(self, method: str, stale_ok: bool = False) -> list[JSON] | None:
-        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP), else None."""
-        entry = _object(self.file.load().get(self._key(method)))
-        until = entry.get("stored" if stale_ok else "until")
+        """The stored list while fresh (``stale_ok``: until LIST_CACHE_KEEP, edited or not), else None."""
+        key, stamp = self._key(method)
+        entry = _object(self.cache.get(key)) if self.cache else {}
+        until = entry.get("stored" if stale_ok else "until") if stale_ok or entry.get("stamp") == stamp else None
         if not isinstance(until, (int, float)) or not isinstance(entry.get("items"), list) or \
                 time.time() >= until + (LIST_CACHE_KEEP if stale_ok else 0):
             return None
         return entry["items"]
 
     def put(self, method: str, items: list[JSON], ttl: float) -> None:
+        key, stamp = self._key(method)
         now = time.time()
-        self.file.put(self._key(method), {"stored": now, "until": now + ttl, "items": items},
-                      keep=lambda e: isinstance(_object(e).get("stored"), (int, float))
-                      and now < e["stored"] + LIST_CACHE_KEEP)   # old entries go
+        self.cache.put(key, {"stored": now, "until": now + ttl, "stamp": stamp, "items": items})
 
 
-def _cached_tool_names(server: ServerConfig) -> list[str]:
-    """Cached tool names up to LIST_CACHE_KEEP old, for shell completion (it never starts a server)."""
+def _cached_tool_names(server: ServerConfig, *policy: Any) -> list[str]:
+    """Cached tool names up to LIST_CACHE_KEEP old that ``policy`` allows, for shell completion."""
     try:
         config = server.expanded()
         tools = _ListStore(config, _auth_for(config, None)).get("tools/list", stale_ok=True)
+        allowed = _Policy(config, *policy)
     except (MCPError, ValueError):
         return []
-    return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    return [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)
+            and not allowed.refusal(t)]
+
+
+class _Policy:
+    """Which of a server's tools its client lists and calls: layers (the config entry's, then the callers')
+    of (allow globs or None, deny globs, read-only, where, their names). A tool must pass each: callers
+    only narrow. In a layer deny wins; read-only is the server's word: ``annotations.readOnlyHint`` true."""
+
+    def __init__(self, server: ServerConfig, allow: Any = (), deny: Any = (), read_only: bool = False) -> None:
+        def mine(patterns: Any, key: str) -> list[str]:
+            split = [p.rpartition("/") for p in self.patterns(patterns or [], key, scoped=True)]
+            return [p for scope, slash, p in split if not slash or scope == server.name]
+        self.layers = [(server.allow_tools, server.deny_tools, server.read_only, f" ({server.source or 'config'}: "
+                        f"server {server.name!r})", ("allowTools", "denyTools", "readOnly")),
+                       (mine(allow, "allow") or None, mine(deny, "deny"), read_only, "",
+                        ("allow pattern", "deny pattern", "read-only"))]
+
+    read_only = property(lambda self: any(layer[2] for layer in self.layers))
+    active = property(lambda self: any(a is not None or d or r for a, d, r, *_ in self.layers))
+
+    @staticmethod
+    def patterns(value: Any, where: str, scoped: bool = False) -> list[str]:
+        """Tool-name patterns (shell globs; ``scoped``: ``SERVER/PATTERN`` too), each able to match some
+        tool name; else a ConfigError (exit 2), raised before anything runs."""
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            scope, slash, pattern = item.rpartition("/") if scoped and isinstance(item, str) else ("", "", item)
+            if not (isinstance(value, (list, tuple)) and isinstance(pattern, str) and TOOL_PATTERN.search(pattern)) \
+                    or slash and not scope:
+                raise ConfigError(f"{where}: {item!r} can never match a tool name (a list of patterns of A-Z a-z "
+                                  "0-9 _ - . and the globs * ? [...]" + ", after SERVER/ for one server" * scoped + ")")
+        return list(value)
+
+    def refusal(self, tool: JSON) -> str | None:
+        """Why ``tool`` (a tools/list entry, or ``{"name": ...}``) is refused, naming the rule; None: allowed."""
+        name = str(tool.get("name"))
+        for allow, deny, read_only, where, (allows, denies, only) in self.layers:
+            if hit := [p for p in deny if fnmatch.fnmatchcase(name, p)]:
+                return f"it matches the {denies} {hit[0]!r}{where}"
+            if allow is not None and not any(fnmatch.fnmatchcase(name, p) for p in allow):
+                return f"it matches no {allows} ({', '.join(allow)[:200] or 'none'}){where}"
+            if read_only and _object(tool.get("annotations")).get("readOnlyHint") is not True:
+                return f"{only} is set, and the server does not mark it read-only{where}"
+        return None
+
+    async def check(self, client: Client, name: str) -> None:
+        """A ConfigError naming the rule when tool ``name`` is refused; read-only needs its annotations,
+        so the tools are listed then (as the connection has them: a cache file might be stale)."""
+        tools = [*await client.list_tools(), *client.hidden_tools] if self.read_only else []
+        if why := self.refusal(next((t for t in tools if t["name"] == name), {"name": name})):
+            raise ConfigError(f"{client.name}: the tool policy refuses {name!r}: {why}; nothing was sent")
+
+
+async def _answer(client: Client, method: str, params: JSON) -> JSON:
+    """What the server asked for (a legacy request or an MRTR input request). Elicitation:
+    the schema's defaults (``accept_defaults``), else ``on_elicit``, else decline."""
+    if client.on_request is not None:
+        answer = client.on_request(method, params)
+        return await answer if asyncio.iscoroutine(answer) else answer
+    if method == "ping":
+        return {}
+    if method != "elicitation/create":
+        raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method} (mcpmini answers only "
+                          "elicitation)")
+    if (params.get("mode") or "form") == "form" and client.accept_defaults:
+        props = _object(_object(params.get("requestedSchema")).get("properties"))
+        return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
+                                                if isinstance(v, dict) and "default" in v}}
+    if client.on_elicit is None:
+        log.warning("%s asked %r: declined, as nothing here can answer it (no terminal, no on_elicit;"
+                    " --accept-defaults takes a form's defaults)", client.name, _visible(str(params.get(
+                        "message", "")), True)[:200])
+        return {"action": "decline"}
+    answer = client.on_elicit(params)
+    if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
+        answer = await answer
+    if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
+        raise ProtocolError(f"on_elicit returned {answer!r}; expected an ElicitResult")
+    return answer
+
+
+async def _input_response(client: Client, request: Any) -> JSON:
+    """An MRTR input request answered (a ProtocolError when it cannot be)."""
+    method = request.get("method") if isinstance(request, dict) else None
+    try:
+        return await _answer(client, str(method), _object(_object(request).get("params")))
+    except RemoteError as exc:
+        raise ProtocolError(f"the server asked for {method!r} input, which cannot be given: "
+                            f"{exc.message}") from None
+
+
+class _Recovery:
+    """How a client comes back (decision 31), one rule for ``reconnect=True``, ``Servers`` (and its
+    heartbeat), ``ask`` and ``bridge``: a lost connection is reconnected each time, in one attempt
+    shared by all who lost it (era and declarations learned again, a changed tool list told by the
+    digest rule); a request is resent only if that cannot run it twice. Reconnects count until a
+    request succeeds: each waits RECONNECT_BACKOFF (doubling); after RECONNECT_FAILURES the circuit
+    breaker is open, failing at once with the cause until that wait is over. The client's
+    ``on_event`` hears ``server_lost``, ``server_back`` and ``tools_changed``."""
+
+    def __init__(self, client: Client, connect: Callable[[], Awaitable[None]], lists: _ListStore) -> None:
+        self.client, self._connect, self.lists = client, connect, lists
+        self.lost: BaseException | None = None   # why the connection was lost, until it is back
+        self.attempt: asyncio.Future | None = None
+        self.tries, self.until = 0, 0.0
+
+    busy = property(lambda self: self.attempt is not None and not self.attempt.done())
+
+    def lose(self, exc: BaseException | None) -> None:
+        if exc is not None and self.lost is None and not self.busy:
+            self.lost = exc
+            log.warning("%s: the connection was lost: %s", self.client.name, exc)
+            _emit(self.client.on_event, "server_lost", server=self.client.name, error=_why(exc))
+
+    async def connect(self) -> None:
+        """Client.connect; after a loss, by the rule above."""
+        if self.lost is None and not self.busy:
+            return await self._connect()
+        tools = None
+        if not self.busy:
+            wait = self.until - time.monotonic()
+            if self.tries >= RECONNECT_FAILURES and wait > 0:
+                raise ConnectionClosed(f"{self.client.name}: not reconnecting for {wait:.1f} s after "
+                                       f"{self.tries} failed attempts in a row: {self.lost}") from self.lost
+            tools = self.lists.tools if self.client.on_event else None   # compared after this attempt
+            self.attempt = asyncio.ensure_future(self._reconnect(wait))
+            _quiet(self.attempt)
+        await asyncio.shield(self.attempt)
+        if tools is not None:
+            with contextlib.suppress(MCPError, OSError):
+                _tool_list_changes(self.client, tools)   # the digest rule: what the lost connection listed
+                if changes := _tool_list_changes(self.client, await self.client.list_tools(refresh=True)):
+                    _emit(self.client.on_event, "tools_changed", server=self.client.name, changes=changes)
+
+    async def _reconnect(self, wait: float) -> None:
+        await asyncio.sleep(wait)
+        self.tries, lost = self.tries + 1, self.lost
+        try:
+            await self._connect()
+        except (MCPError, OSError) as exc:
+            self.lost = exc   # the cause the circuit breaker names
+            raise ConnectionClosed(f"{self.client.name}: reconnecting after a lost connection ({lost}) "
+                                   f"failed: {exc}") from exc
+        finally:
+            backoff, most = RECONNECT_BACKOFF
+            self.until = time.monotonic() + min(backoff * 2 ** (self.tries - 1), most)
+        self.lost = None
+        _emit(self.client.on_event, "server_back", server=self.client.name)
+
+    async def call(self, method: str, send: Callable[[], Awaitable[JSON]]) -> JSON:
+        """``send()`` one request; once lost, reconnected (spec: a client SHOULD restart a stdio server
+        that exits) and resent if never sent or safe to repeat, else failed as one that may have run."""
+        client = self.client
+        for again in (False, True):
+            if self.busy or self.lost is not None and not client.connected:
+                await self.connect()   # joins the attempt under way
+            attempt, was = self.attempt, client.connected
+            try:
+                result = await send()
+                self.tries = 0
+                return result
+            except ConnectionClosed as exc:
+                unsent, why = isinstance(exc, _NotSent), str(exc)
+                if isinstance(exc, _SessionExpired) or not (was or unsent):
+                    raise   # never connected
+                # lost, and nobody reconnected meanwhile (a broken HTTP exchange leaves the session up)
+                if self.attempt is attempt and client.reconnect and \
+                        not (client.connected and client.transport != "stdio"):
+                    self.lose(exc)
+                    try:
+                        await self.connect()
+                        why += "; reconnected for what comes next"
+                    except ConnectionClosed as failed:
+                        if unsent or method in SAFE_TO_REPEAT:
+                            raise
+                        why = str(failed)
+                if not unsent and method not in SAFE_TO_REPEAT:
+                    raise ConnectionClosed(_maybe_ran(why, method)) from exc
+                if again or not client.reconnect:
+                    raise
 
 
 _record_starts: dict[str, float] = {}   # a --record file's time zero in this process, shared by its servers
@@ -3515,7 +3838,8 @@ def _recorder(path: str, trace: Callable[[str, str, Any], None] | None) -> Calla
 class Client:
     """A connection to one MCP server, as an async context manager.
 
-    ``server`` is a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
+    ``server`` is a configured server's name (found as the CLI finds it: the same files and
+    trust gate), a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
     HTTP, with the HTTP+SSE fallback), or a :class:`ServerConfig`. ``protocol`` pins the era:
     ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
     request and the connection itself. Callbacks (sync or async): ``on_progress(params)``,
@@ -3525,12 +3849,18 @@ class Client:
     default ping and elicitation as above; ``on_notification(method, params)`` sees every
     notification. ``capabilities`` and ``client_info`` replace what is declared (a bridge
     declares its client's). ``list_cache`` False: the persistent list cache is neither read nor
-    written. ``reconnect``: when the connection is lost during a call, reconnect once (never after
-    a timeout or a cancellation). ``auth`` (HTTP only): a dict of ``_OAuth`` keywords
-    (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an ``_OAuth``, or False.
-    By default stored tokens are used and refreshed, a needed login is an AuthError naming
-    ``mcpmini login`` (a browser opens only with ``interactive``); a static Authorization header
-    turns OAuth off. After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
+    written. ``reconnect``: a lost connection is reconnected each time, with backoff and a circuit
+    breaker (see _Recovery); a request that may have run is not sent again. ``on_event(kind,
+    info)``: ``server_lost``, ``server_back``, ``tools_changed``. ``auth`` (HTTP only): a dict of
+    ``_OAuth`` keywords (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an
+    ``_OAuth``, or False. By default stored tokens are used and refreshed, a needed login is an
+    AuthError naming ``mcpmini login`` (a browser opens only with ``interactive``); a static
+    Authorization header turns OAuth off. ``validate``: call_tool and get_prompt arguments are checked against the
+    schema first, as the command line checks them (a ConfigError, nothing sent, when they do not
+    fit). The tool policy (the entry's, narrowed by ``allow``/``deny``: globs on tool names,
+    ``SERVER/PATTERN`` for one server's; ``read_only``: only tools the server marks read-only) hides the
+    others from ``list_tools`` (``hidden_tools``) and refuses calls to them (ConfigError, nothing sent).
+    After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
     ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
     "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache.
     ``record``: a file to append every message to (JSON Lines, for ``mcpmini replay``)."""
@@ -3543,21 +3873,13 @@ class Client:
                  on_elicit: Callable[[JSON], Any] | None = None, list_cache: bool = True, auth: Any = None,
                  trace: Callable[[str, str, Any], None] | None = None, capabilities: JSON | None = None,
                  on_request: Callable[[str, JSON], Any] | None = None, client_info: JSON | None = None,
-                 on_notification: Callable[[str, JSON], Any] | None = None, record: str | None = None) -> None:
+                 on_notification: Callable[[str, JSON], Any] | None = None,
+                 on_event: Callable[[str, JSON], Any] | None = None, validate: bool = False,
+                 allow: list[str] | None = None, deny: list[str] | None = None, read_only: bool = False,
+                 record: str | None = None) -> None:
         if protocol not in ("auto", MODERN_VERSION, "legacy"):
             raise ValueError(f"protocol must be 'auto', {MODERN_VERSION!r} or 'legacy', not {protocol!r}")
-        if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
-            config = server.expanded()
-        elif isinstance(server, str):
-            if not re.match(r"(?i)https?://", server):
-                raise ValueError(f"server {server!r} is neither a URL nor a command list; "
-                                 f"for a command line use shlex.split({server!r})")
-            config = ServerConfig(name=_safe_url(server), url=server)
-        elif isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
-            config = ServerConfig(name=" ".join(os.path.basename(a) for a in server[:2]),
-                                  command=server[0], args=list(server[1:]))
-        else:
-            raise ValueError("server must be a command (list of str), an http(s) URL or a ServerConfig")
+        config = _server_config(server)
         self.server = dataclasses.replace(  # keywords add to it; timeout and protocol where it sets none
             config, name=name or config.name, cwd=cwd or config.cwd,
             timeout=config.timeout if config.timeout is not None and timeout == DEFAULT_TIMEOUT else timeout,
@@ -3565,22 +3887,20 @@ class Client:
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
         self.on_request, self.on_notification, self.record = on_request, on_notification, record
         self._trace = _recorder(record, trace) if record else trace
-        self.declared, self.client_info, self.reconnect = capabilities, client_info, reconnect
+        self.declared, self.client_info, self.reconnect, self.validate = capabilities, client_info, reconnect, validate
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)
-        self.on_progress, self.on_log, self.on_elicit = on_progress, on_log, on_elicit
+        self.on_progress, self.on_log, self.on_elicit, self.on_event = on_progress, on_log, on_elicit, on_event
         self.accept_defaults, self.auth = accept_defaults, _auth_for(self.server, auth)
-        self._era_cache = _CacheFile("eras.json") if era_cache else None
-        self._store = _ListStore(self.server, self.auth) if list_cache else None
-        self.from_cache: set[str] = set()
+        self._era_cache = _CacheDir("eras") if era_cache else None
+        self._lists = _ListStore(self.server, self.auth, persist=list_cache)
+        self.from_cache = self._lists.from_cache
+        self.policy, self.hidden_tools = _Policy(self.server, allow, deny, read_only), []
         self._session: _Session | None = None
         self._negotiation: _Negotiation | None = None
         self._era: _Era | None = None
-        self._lists: dict[str, tuple[float, list[JSON]]] = {}   # method -> (fresh until, items)
-        self._schemas: dict[str, Any] = {}      # tool -> inputSchema, for Mcp-Param-* headers
-        self._dropped: set[str] = set()         # tools dropped for bad x-mcp-header, warned once
-        self._reconnecting: asyncio.Future | None = None
-        self._lost_session: _Session | None = None
+        self._recovery = _Recovery(self, self._connect, self._lists)
+        self.tasks: dict[str, Task] = {}        # the tasks being awaited here, by id
 
     def __repr__(self) -> str:
         return f"<mcpmini.Client {self.name!r} era={self.era}>"
@@ -3606,13 +3926,7 @@ class Client:
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.close(fast=isinstance(exc_info[1], (asyncio.CancelledError, KeyboardInterrupt)))
 
-    @property
-    def key(self) -> str:
-        """The server's stable identity (URL, or command and folder): the era and tool digest key."""
-        if self.server.url:
-            return f"url {self.server.url}"
-        argv = [self.server.command or "", *self.server.args]
-        return "cmd " + json.dumps([argv, os.path.abspath(self.server.cwd or os.getcwd())])
+    key = property(lambda self: _server_key(self.server), doc="The era and tool digest key: see _server_key.")
 
     def _capabilities(self) -> JSON:
         """What we really support: elicitation only when someone can answer it."""
@@ -3638,11 +3952,14 @@ class Client:
         return self._session
 
     async def connect(self) -> None:
-        """Start the server (or reach the URL) and settle the era; bounded by ``timeout``."""
+        """Start the server (or reach the URL) and settle the era; bounded by ``timeout`` (_Recovery)."""
+        await self._recovery.connect()
+
+    async def _connect(self) -> None:
         await self.close(fast=True)
-        self._lists.clear()
+        self._lists.kept.clear()
         key = self.key
-        cached = self._era_cache.load().get(key) if self._era_cache else None
+        cached = self._era_cache.get(key) if self._era_cache else None
         self._negotiation = _Negotiation(
             self._open_session, self.server, protocol=self.protocol, cached=cached, timeout=self.timeout,
             capabilities=self._capabilities(), client_info=self.client_info)
@@ -3656,26 +3973,28 @@ class Client:
             if cached:   # it failed: probe next time
                 self._era_cache.put(key, None)
             raise
-        if self._era_cache:   # what a pinned run learned helps an auto run too
-            self._era_cache.put(key, "sse" if self._era.transport == "sse" else self._era.era)
+        era = "sse" if self._era.transport == "sse" else self._era.era
+        if self._era_cache and era != cached:   # what a pinned run learned helps an auto run too
+            self._era_cache.put(key, era)
         if self.record:   # once per connection
             self._trace(self.name, "connected", {"era": self.era, "protocol": self.protocol_version,
                                                  "transport": self.transport})
 
     async def close(self, fast: bool = False, cause: ConnectionClosed | None = None) -> None:
         """Shut the connection down, bounded; safe to call twice. Requests still waiting fail
-        at once, with ``cause`` when given."""
+        at once, with ``cause`` when given (then the connection counts as lost)."""
+        self._recovery.lose(cause)
         session, self._session = self._session, None
+        for task in list(self.tasks.values()):   # their waits end now
+            task.changed.set()
         if session is not None:
             await session.close(fast=fast, cause=cause)
 
     # Incoming from the server ---------------------------------------------------------------
 
     def _on_notification(self, method: str, params: JSON) -> None:
-        for stale in LIST_CHANGED.get(method, ()):
-            self._lists.pop(stale, None)
-        if method == "notifications/tools/list_changed" and self._store:   # stale at once
-            self._store.put("tools/list", [], 0.0)
+        _task_notice(self, method, params)
+        self._lists.changed(method)
         if self.on_notification:
             _call_quietly(self.on_notification, method, params)
         if method == "notifications/message":
@@ -3688,33 +4007,9 @@ class Client:
         """Requests from the server: legacy only (2026-07-28 servers must not send any)."""
         method = message.get("method")
         if self.era != MODERN_VERSION:
-            return await self._answer(str(method), _object(message.get("params")))
+            return await _answer(self, str(method), _object(message.get("params")))
         log.warning("%s: dropped a %s request: 2026-07-28 servers must not send requests", self.name, method)
         return None
-
-    async def _answer(self, method: str, params: JSON) -> JSON:
-        """What the server asked for (a legacy request or an MRTR input request). Elicitation:
-        the schema's defaults (``accept_defaults``), else ``on_elicit``, else decline."""
-        if self.on_request is not None:
-            answer = self.on_request(method, params)
-            return await answer if asyncio.iscoroutine(answer) else answer
-        if method == "ping":
-            return {}
-        if method != "elicitation/create":
-            raise RemoteError(METHOD_NOT_FOUND, f"Method not found: {method} (mcpmini answers only "
-                              "elicitation)")
-        if (params.get("mode") or "form") == "form" and self.accept_defaults:
-            props = _object(_object(params.get("requestedSchema")).get("properties"))
-            return {"action": "accept", "content": {k: v["default"] for k, v in props.items()
-                                                    if isinstance(v, dict) and "default" in v}}
-        if self.on_elicit is None:
-            return {"action": "decline"}
-        answer = self.on_elicit(params)
-        if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
-            answer = await answer
-        if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
-            raise ProtocolError(f"on_elicit returned {answer!r}; expected an ElicitResult")
-        return answer
 
     # Requests -----------------------------------------------------------------------------
 
@@ -3725,11 +4020,16 @@ class Client:
         stream that broke, an expired legacy HTTP session, -32022 (another version) and -32020
         (stale headers). ``complete``: for tools/call, prompts/get and resources/read, answer
         ``input_required`` rounds (MRTR) as the named methods do. ``progress``: the request id
-        is its progress token (``on_progress`` sees its notifications)."""
+        is its progress token (``on_progress`` sees its notifications). ``reconnect``: see _Recovery."""
         if complete and method in INPUT_METHODS:
             return await self._call(method, params or {}, timeout)
+        return await self._recovery.call(method, functools.partial(self._request, method, params, timeout, progress))
+
+    async def _request(self, method: str, params: JSON | None, timeout: float | None, progress: bool) -> JSON:
         if self._session is None or self._negotiation is None:
             raise ConnectionClosed(f"{self.name}: not connected (use 'async with Client(...)')")
+        if method == "tools/call":   # the tool policy refuses before anything is sent
+            await self.policy.check(self, str(_object(params).get("name")))
         limit = self.timeout if timeout is None else float(timeout)
         for attempt in range(MAX_VERSION_RETRIES + 1):
             call_params, headers = params, None
@@ -3737,13 +4037,13 @@ class Client:
                 call_params = dict(params or {})
                 call_params["_meta"] = {**self._negotiation.meta, **_object(call_params.get("_meta"))}
                 if method == "tools/call" and self.transport == "http" and params:
-                    headers = _param_headers(self._schemas.get(params.get("name")), params.get("arguments"))
+                    headers = _param_headers(self._lists.schemas.get(params.get("name")), params.get("arguments"))
             try:
                 result = await self._session.request(method, call_params, timeout=limit, headers=headers,
                                                      progress_token=progress, progress=self.on_progress)
             except _StreamBroken as exc:
-                if attempt or method not in SAFE_TO_REPEAT:   # never run twice
-                    raise ConnectionClosed(_maybe_ran(str(exc), method)) from None
+                if attempt or method not in SAFE_TO_REPEAT:   # never run twice (_Recovery.call says so)
+                    raise
                 log.info("%s: %s; sending it again as a new request", self.name, exc)
                 continue
             except _SessionExpired:
@@ -3767,40 +4067,19 @@ class Client:
                 raise
             break
         kind = result.get("resultType", "complete")
-        if self.era == MODERN_VERSION and kind not in ("complete", "input_required"):
-            raise ProtocolError(f"{method}: unknown resultType {kind!r}")
+        if self.era == MODERN_VERSION and kind not in ("complete", "input_required", "task" * _asks_task(params)):
+            raise ProtocolError(f"{self.name}: {method}: " + ("a task came back to a request that did not ask "
+                                "for one" if kind == "task" else f"unknown resultType {kind!r}"))
         if method == "tools/list" and isinstance(result.get("tools"), list):
             if self.era == MODERN_VERSION and self.transport == "http":   # spec MUST
-                result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._dropped)}
-            self._keep_schemas(result["tools"])
+                result = {**result, "tools": _drop_invalid_header_tools(result["tools"], self.name, self._lists.dropped)}
+            self._lists.keep_schemas(result["tools"])
         return result
 
-    def _keep_schemas(self, tools: list[Any]) -> None:
-        self._schemas.update({t["name"]: t.get("inputSchema") or {} for t in tools
-                              if isinstance(t, dict) and isinstance(t.get("name"), str)})
-
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
-        """tools/call, prompts/get, resources/read: progress, MRTR rounds, and with ``reconnect``
-        a lost connection started again once (spec: a client SHOULD restart a stdio server that
-        exits), shared by every caller that failed on it; resent only if that cannot run it twice."""
-        session = self._session
-        try:
-            return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
-        except ConnectionClosed as exc:
-            repeat = method in SAFE_TO_REPEAT or isinstance(exc, _NotSent)
-            if isinstance(exc, _SessionExpired) or session is None or (repeat and not self.reconnect):
-                raise
-            if self.reconnect:
-                if self._reconnecting is None:
-                    log.warning("%s: %s; reconnecting once", self.name, exc)
-                    self._lost_session = session
-                    self._reconnecting = asyncio.ensure_future(self.connect())
-                elif session is not self._lost_session:  # failed again after the reconnect
-                    raise
-                await asyncio.shield(self._reconnecting)
-            if not repeat:
-                why = f"{exc}; reconnected for what comes next" if self.reconnect else str(exc)
-                raise ConnectionClosed(_maybe_ran(why, method)) from exc
+        """tools/call, prompts/get, resources/read: progress and MRTR rounds, each round a request."""
+        if self.validate and method in ("tools/call", "prompts/get"):
+            await _validate(self, method, params)
         return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
 
     async def _mrtr(self, method: str, params: JSON, timeout: float | None) -> JSON:
@@ -3811,50 +4090,27 @@ class Client:
         progress = "progressToken" not in _object(params.get("_meta"))
         for _ in range(MAX_INPUT_ROUNDS + 1):
             result = await self.request(method, attempt_params, timeout=timeout, progress=progress)
+            if "task" in result and "task" not in params and self.era != MODERN_VERSION:   # (2025-11-25)
+                raise ProtocolError(f"{self.name}: {method}: a task came back to a request that did not ask for one")
             if self.era != MODERN_VERSION or result.get("resultType", "complete") != "input_required":
                 return result
             attempt_params = dict(params)
             if requests := _object(result.get("inputRequests")):
                 attempt_params["inputResponses"] = {
-                    key: await self._input_response(req) for key, req in requests.items()}
+                    key: await _input_response(self, req) for key, req in requests.items()}
             if "requestState" in result:
                 attempt_params["requestState"] = result["requestState"]
         raise ProtocolError(f"{method}: the server kept asking for input after {MAX_INPUT_ROUNDS} rounds")
 
-    async def _input_response(self, request: Any) -> JSON:
-        method = request.get("method") if isinstance(request, dict) else None
-        try:
-            return await self._answer(str(method), _object(_object(request).get("params")))
-        except RemoteError as exc:
-            raise ProtocolError(f"the server asked for {method!r} input, which cannot be given: "
-                                f"{exc.message}") from None
-
     async def _list(self, method: str, key: str, refresh: bool, stored: bool = False) -> list[JSON]:
-        capabilities = self._era.capabilities if self._era else None
-        if capabilities is not None and method.partition("/")[0] not in capabilities:
-            return []   # not offered: nothing to ask (as the Inspector shows it)
-        self.from_cache.discard(method)
-        until, items = self._lists.get(method, (0.0, []))
-        if not refresh and time.monotonic() < until:
-            return items
-        store = self._store if method == "tools/list" else None
-        if stored and store and (cached := store.get(method)) is not None:
-            self.from_cache.add(method)
-            items = _usable(method, cached, self.name)
-            self._keep_schemas(items)   # request did not see them
-            return items
-        modern = self.era == MODERN_VERSION
-        items, ttl = await _all_pages(self.request, method, key, modern, self.name)
-        if ttl > 0:
-            self._lists[method] = (time.monotonic() + ttl, items)
-        if store:
-            store.put(method, items, ttl if modern else min(ttl, LIST_CACHE_MAX_AGE))
-        return items
+        return await self._lists.list(self._era, self.request, self.name, method, key, refresh, stored)
 
     async def list_tools(self, *, refresh: bool = False, cached: bool = False) -> list[JSON]:
-        """Every tool of every page, as the server sent them (kept for the connection; see
-        ``refresh``). ``cached``: the persistent list cache's copy will do while it is fresh."""
-        return await self._list("tools/list", "tools", refresh, cached)
+        """Every tool of every page the tool policy allows (``hidden_tools``: the others), as sent (kept
+        for the connection; see ``refresh``). ``cached``: the persistent cache's copy will do while fresh."""
+        tools = await self._list("tools/list", "tools", refresh, cached)
+        self.hidden_tools = [t for t in tools if self.policy.refusal(t)]
+        return [t for t in tools if t not in self.hidden_tools]
 
     async def list_resources(self, *, refresh: bool = False) -> list[JSON]:
         """Every resource of every page."""
@@ -3868,10 +4124,36 @@ class Client:
         """Every prompt of every page."""
         return await self._list("prompts/list", "prompts", refresh)
 
-    async def call_tool(self, name: str, arguments: JSON | None = None, *,
-                        timeout: float | None = None) -> JSON:
-        """Call a tool; the raw result. ``isError: true`` is data, not an exception."""
-        return await self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
+    async def call_tool(self, name: str, arguments: JSON | None = None, *, timeout: float | None = None,
+                        task: bool | None = None, wait: float | None = None,
+                        on_task: Callable[[Task], Any] | None = None) -> JSON:
+        """Call a tool; the raw result. ``isError: true`` is data, not an exception. A tool that
+        must run as a task (its ``taskSupport`` is "required", or the server refuses it otherwise)
+        runs as one, awaited until it ends (``wait``: at most that many seconds, then RequestTimeout,
+        the task left running); ``on_task(task)`` sees each status. ``task=True``: as a task anyway."""
+        if not (task or task is None and self._lists.task_support.get(name) == "required"):
+            try:
+                return await self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
+            except RemoteError as exc:
+                if task is not None or not _needs_task(exc):
+                    raise
+            log.info("%s: %s must run as a task: calling it as one (the refused call did not run)", self.name, name)
+        return await (await self.start_task(name, arguments, timeout=timeout, on_task=on_task)).result(wait)
+
+    async def start_task(self, name: str, arguments: JSON | None = None, *, timeout: float | None = None,
+                         on_task: Callable[[Task], Any] | None = None, meta: JSON | None = None) -> Task:
+        """Call a tool as a task: a :class:`Task` handle to await, poll or cancel (a server that
+        answers at once gives one that has completed). ``meta``: the request's own ``_meta``."""
+        return await Task.start(self, name, arguments or {}, timeout, on_task, self._capabilities(), self._call, meta)
+
+    async def get_task(self, task_id: str) -> Task:
+        """A task of this server, by id, as it is now (tasks/get)."""
+        return await Task(self, {"taskId": task_id, "status": "working"}).refresh()
+
+    async def list_tasks(self) -> list[JSON]:
+        """Every task of every page (2025-11-25 ``tasks/list``; [] where not offered)."""
+        offered = "list" in _object(self.capabilities.get("tasks"))
+        return await self._list("tasks/list", "tasks", True) if offered else []
 
     async def read_resource(self, uri: str, *, timeout: float | None = None) -> JSON:
         """Read a resource; the raw result with its ``contents``."""
@@ -3920,6 +4202,183 @@ def result_text(result: JSON) -> str:
     return "\n".join(parts)
 
 
+# -- Tasks ------------------------------------------------------------------------------------
+# A long tool call answers with a task at once, then is polled (tasks/get), asked (2025-11-25: related
+# elicitation/create requests; 2026-07-28: inputRequests, answered by tasks/update) and fetched
+# (2025-11-25: tasks/result, which waits for the end; 2026-07-28: inline in tasks/get) or cancelled.
+
+
+def _asks_task(params: Any) -> bool:
+    """The request opts into the 2026-07-28 tasks extension."""
+    return TASKS_EXTENSION in _object(_object(_object(_object(params).get("_meta")).get(META_CAPABILITIES)).get("extensions"))
+
+
+def _needs_task(exc: RemoteError) -> bool:
+    """A refusal saying the call must run as a task (decision 25b): nothing ran, so it is not a resend."""
+    if exc.code in (METHOD_NOT_FOUND, INVALID_REQUEST):
+        return "task" in exc.message.lower()   # "requires task augmentation"
+    required = _object(_object(exc.data).get("requiredCapabilities")).get("extensions")
+    return exc.code in (MISSING_CAPABILITY, -32003) and TASKS_EXTENSION in _object(required)
+
+
+def _task_notice(client: Client, method: str, params: JSON) -> None:
+    """Status notifications update the awaited task; progress of a task goes on to ``on_progress``."""
+    if method == "notifications/progress":
+        if client.on_progress and any(t.token == params.get("progressToken") for t in client.tasks.values()):
+            _call_quietly(client.on_progress, params)
+    elif method in ("notifications/tasks/status", "notifications/tasks"):
+        task = client.tasks.get(params.get("taskId"))   # type: ignore[arg-type]
+        with contextlib.suppress(ProtocolError):   # (the next poll says it)
+            task and task.update(params)
+
+
+class Task:
+    """A task on a server: ``id``, ``status``, ``status_message``, ``data`` (the task as last seen),
+    ``changed`` (an asyncio.Event set at each new status). ``await result(wait=None)`` answers its
+    questions and returns the tool's result as ``call_tool`` does ("failed", "cancelled": RemoteError;
+    gone: ProtocolError; ``wait`` seconds passed: RequestTimeout, the task runs on); cancelling that
+    await cancels the task on the server. ``await refresh()``, ``await cancel()``."""
+
+    def __init__(self, client: Client, data: JSON, on_task: Callable[[Task], Any] | None = None,
+                 token: str | None = None) -> None:
+        self.client, self.on_task, self.token, self.data, self.id = client, on_task, token, {}, data.get("taskId")
+        if not isinstance(self.id, str) or not 0 < len(self.id) <= MAX_TASK_ID:
+            raise ProtocolError(f"{client.name}: a task without a usable taskId: {_json_text(self.id, None)[:80]}")
+        self.changed, self._answered = asyncio.Event(), set()
+        self.update(data)
+
+    @classmethod
+    async def start(cls, client: Client, name: str, arguments: JSON, timeout: float | None, on_task: Any,
+                    caps: JSON, call: Callable[..., Awaitable[JSON]], meta: JSON | None = None) -> Task:
+        """``Client.start_task``: tools/call asking for a task (``call``: the client's, which never sends it twice)."""
+        meta = {"progressToken": f"task-{time.monotonic_ns()}", **(meta or {})}   # tied to the task for its life
+        params: JSON = {"name": name, "arguments": arguments, "_meta": meta, "task": {}}
+        if client.era == MODERN_VERSION:   # opt in, for this request only
+            del params["task"]
+            params["_meta"][META_CAPABILITIES] = {**caps, "extensions": {**_object(caps.get("extensions")), TASKS_EXTENSION: {}}}
+        result = await call("tools/call", params, timeout)
+        created = result if result.get("resultType") == "task" else result.get("task")
+        data = created if isinstance(created, dict) else {"taskId": "-", "status": "completed", "result": result}
+        return cls(client, data, on_task, meta["progressToken"])
+
+    status = property(lambda self: self.data.get("status"))
+    status_message = property(lambda self: self.data.get("statusMessage")
+                              if isinstance(self.data.get("statusMessage"), str) else None)
+
+    def update(self, data: JSON) -> None:
+        """Take the server's news of the task (a tasks/get answer, a notification)."""
+        status, before = data.get("status"), (self.status, self.status_message)
+        if status not in ("working", "input_required", *TASK_END):
+            raise ProtocolError(f"{self.client.name}: task {self.id!r} has an unknown status {status!r:.40}")
+        if self.status in TASK_END and status != self.status:
+            log.warning("%s: task %r ended %s, then was said to be %s; ignored", self.client.name,
+                        self.id, self.status, status)
+            return
+        self.data = {**self.data, **data} if status == self.status else dict(data)
+        if (self.status, self.status_message) != before:
+            self.changed.set()
+            if self.on_task:
+                _call_quietly(self.on_task, self)
+
+    async def refresh(self) -> Task:
+        """Ask for the task's state (tasks/get)."""
+        try:
+            self.update(await self.client.request("tasks/get", {"taskId": self.id}))
+        except RemoteError as exc:   # -32602: unknown, or expired
+            raise exc if exc.code != INVALID_PARAMS else ProtocolError(
+                f"{self.client.name}: task {self.id!r} is gone ({exc.message}): it expired, or the server never had it")
+        return self
+
+    async def cancel(self) -> Task:
+        """Ask the server to cancel the task (tasks/cancel); an ended task is left as it is."""
+        if self.status not in TASK_END:
+            answer = await self.client.request("tasks/cancel", {"taskId": self.id})
+            with contextlib.suppress(ProtocolError):   # 2025-11-25 answers with the task
+                "status" in answer and self.update(answer)
+        return self
+
+    async def result(self, wait: float | None = None) -> JSON:
+        self.client.tasks[self.id] = self
+        try:
+            return await asyncio.wait_for(self._wait(), wait)
+        except asyncio.TimeoutError as error:
+            if isinstance(error, MCPError):   # (a RequestTimeout of one exchange)
+                raise
+            exc = RequestTimeout("task", wait or 0)
+            exc.args, exc.task = (f"task {self.id} is still {self.status} after {wait:g} s; it runs on",), self
+            raise exc from None
+        except asyncio.CancelledError:
+            if self.status not in TASK_END and self.client.connected:
+                with contextlib.suppress(MCPError, OSError, asyncio.TimeoutError):
+                    await asyncio.wait_for(self.cancel(), min(self.client.timeout, 10.0))
+                    log.warning("%s: cancelled task %s on the server", self.client.name, self.id)
+            raise
+        finally:
+            self.client.tasks.pop(self.id, None)
+
+    async def _wait(self) -> JSON:
+        """The one wait loop: tasks/get at the server's pace (clamped to TASK_POLL, slower while
+        nothing changes), woken by notifications; 2025-11-25: tasks/result meanwhile, issued
+        again when it times out before the end."""
+        legacy, fetch, pause, seen = self.client.era != MODERN_VERSION, None, 0.0, None
+        try:
+            while True:
+                if fetch is not None and fetch.done():
+                    try:
+                        return self._final(fetch.result())
+                    except RequestTimeout:
+                        if self.status in TASK_END:   # ended, and tasks/result still does not answer
+                            raise
+                    except RemoteError as exc:   # the task's own error, or it is gone
+                        if (await self.refresh()).status == "cancelled":
+                            return self._ended()
+                        if self.status != "failed":
+                            raise
+                        raise RemoteError(exc.code, f"task {self.id} failed: {exc.message}", exc.data) from None
+                    fetch = None
+                if self.status in ("failed", "cancelled") or "result" in self.data or \
+                        self.status == "completed" and not legacy:
+                    return self._ended()
+                if legacy and fetch is None:
+                    fetch = asyncio.ensure_future(self.client.request("tasks/result", {"taskId": self.id}))
+                if self.status == "input_required" and not legacy:
+                    await self._give_input()
+                ms = self.data.get("pollIntervalMs", self.data.get("pollInterval"))
+                base = min(max(ms / 1000, TASK_POLL[0]), TASK_POLL[1]) if _json_type(ms) in ("integer", "number") else 1.0
+                self.changed.clear()
+                now, woken = (self.status, self.status_message), asyncio.ensure_future(self.changed.wait())
+                pause, seen = base if now != seen else min(max(pause, base) * 1.5, TASK_POLL[1]), now
+                await asyncio.wait([woken, *[fetch] * bool(fetch)], return_when=asyncio.FIRST_COMPLETED,
+                                   timeout=None if self.status in TASK_END else pause)
+                woken.cancel()
+                if not (self.changed.is_set() and self.client.connected or fetch and fetch.done()) and \
+                        self.status not in TASK_END:   # (a closed client's refresh says it is closed)
+                    await self.refresh()
+        finally:
+            if fetch is not None:
+                fetch.cancel()
+                _quiet(fetch)
+
+    def _ended(self) -> JSON:
+        if self.status == "completed":
+            return self._final(_object(self.data.get("result", "(none)")))
+        said = f": {self.status_message}" * bool(self.status_message)
+        error = RemoteError.from_wire(self.data.get("error", {"code": INTERNAL_ERROR, "message": said[2:]}))
+        raise RemoteError(error.code, f"task {self.id} {self.status}{': ' * bool(error.message)}{error.message}", error.data)
+
+    def _final(self, result: JSON) -> JSON:
+        """The tool's result, without the protocol's bookkeeping (decision 33)."""
+        return _checked_result("tools/call", {k: v for k, v in result.items() if k != "resultType"}, self.client.name)
+
+    async def _give_input(self) -> None:
+        """2026-07-28: answer the questions not answered yet (tasks/update with inputResponses)."""
+        asked = {k: v for k, v in _object(self.data.get("inputRequests")).items() if k not in self._answered}
+        if asked:
+            self._answered.update(asked)
+            answers = {key: await _input_response(self.client, req) for key, req in asked.items()}
+            await self.client.request("tasks/update", {"taskId": self.id, "inputResponses": answers})
+
+
 # -- Config -----------------------------------------------------------------------------------
 
 
@@ -3944,6 +4403,9 @@ class ServerConfig:
     oauth: dict[str, Any] | bool | None = None   # "oauth" settings (camelCase keys) or false
     env_file: str | None = None                  # "envFile" (VS Code, Cursor): env below "env"
     inputs: dict[str, JSON] = dataclasses.field(default_factory=dict)  # VS Code's, by id (+"value")
+    allow_tools: list[str] | None = None         # the tool policy: "allowTools" (None: no allow list),
+    deny_tools: list[str] = dataclasses.field(default_factory=list)   # "denyTools", "readOnly"
+    read_only: bool = False
 
     transport = property(lambda self: "sse" if self.type == "sse" else ("http" if self.url else "stdio"))
 
@@ -4077,15 +4539,15 @@ def _approve(path: str, digest: str, servers: dict[str, ServerConfig]) -> None:
 
 
 def _trust_news(path: str, servers: dict[str, ServerConfig]) -> str:
-    """What is new in a project file that is not approved: ``not yet approved``, or ``changed
+    """What is new in a project file that is not approved: ``is not yet approved``, or ``has changed
     since you approved it`` and the entries added, removed or changed."""
     record = next((r for r in _approvals() if r.get("path") == os.path.abspath(path)), None)
     if record is None:
-        return "not yet approved"
+        return "is not yet approved"
     old = record.get("servers")
     if not isinstance(old, dict):
-        return "changed since you approved it"
-    return f"changed since you approved it ({_changes(old, _entry_digests(servers)) or 'formatting only'})"
+        return "has changed since you approved it"
+    return f"has changed since you approved it ({_changes(old, _entry_digests(servers)) or 'formatting only'})"
 
 
 def _config_paths(files: list[str] | None, cwd: str | None = None) -> list[tuple[str, str]]:
@@ -4171,7 +4633,8 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
 def _common_keys(entry: JSON) -> JSON:
     """An entry in the spelling of Claude's files: Windsurf's ``serverUrl``, and Codex's
     ``http_headers``, ``env_http_headers``, ``bearer_token_env_var``, ``env_vars`` (passed
-    on when set) and ``*_timeout_sec`` become ``url``, ``headers``, ``env`` and ``timeout``."""
+    on when set), ``*_timeout_sec`` and ``enabled_tools``/``disabled_tools`` (exact names) become ``url``,
+    ``headers``, ``env``, ``timeout`` and ``allowTools``/``denyTools``."""
     if not all(isinstance(entry.get(key, {}), dict) for key in ("headers", "env")):
         return entry   # _parse_entry says what is wrong
     entry, pop = dict(entry), lambda key: _object(entry.pop(key, None))
@@ -4182,6 +4645,9 @@ def _common_keys(entry: JSON) -> JSON:
                         **pop("headers")}
     passed = [v if isinstance(v, str) else _object(v).get("name") for v in entry.pop("env_vars", None) or []]
     entry["env"] = {**{n: f"${{{n}:-}}" for n in passed if isinstance(n, str)}, **pop("env")}
+    for codex, ours in (("enabled_tools", "allowTools"), ("disabled_tools", "denyTools")):   # exact names
+        if isinstance(names := entry.pop(codex, None), list):
+            entry.setdefault(ours, [re.sub(r"([*?[])", r"[\1]", n) if isinstance(n, str) else n for n in names])
     seconds = [entry.pop(k) for k in ("startup_timeout_sec", "tool_timeout_sec") if k in entry]
     entry.setdefault("timeout", max(seconds, key=lambda t: t if isinstance(t, (int, float)) else 0, default=None))
     return {k: v for k, v in entry.items() if v is not None}
@@ -4220,9 +4686,9 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
             raise ConfigError(f"{where}: \"timeout\" must be a positive number of seconds")
         if timeout > 3600:
             log.warning("%s: \"timeout\" is %s seconds; that looks like milliseconds", where, timeout)
-    protocol = get("protocol", str)
+    protocol = {"modern": MODERN_VERSION}.get(get("protocol", str), get("protocol", str))
     if protocol not in (None, "auto", MODERN_VERSION, "legacy"):
-        raise ConfigError(f"{where}: \"protocol\" must be auto, {MODERN_VERSION} or legacy")
+        raise ConfigError(f"{where}: \"protocol\" must be auto, {MODERN_VERSION} (or modern) or legacy")
     oauth = entry.get("oauth")
     if oauth is not None and not isinstance(oauth, (bool, dict)):
         raise ConfigError(f"{where}: \"oauth\" must be an object or false")
@@ -4239,7 +4705,10 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
     return ServerConfig(name=name, command=command if not url else None, args=list(args), env=env, cwd=cwd,
                         url=url, headers=headers, type=kind, timeout=float(timeout) if timeout else None,
                         protocol=protocol, inherit_env=get("inheritEnv", bool, False), source=path,
-                        oauth=oauth, env_file=get("envFile", str), inputs=dict(inputs))
+                        oauth=oauth, env_file=get("envFile", str), inputs=dict(inputs),
+                        allow_tools=_Policy.patterns(entry["allowTools"], f"{where}: \"allowTools\"")
+                        if "allowTools" in entry else None, read_only=get("readOnly", bool, False),
+                        deny_tools=_Policy.patterns(entry.get("denyTools", []), f"{where}: \"denyTools\""))
 
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
@@ -4272,6 +4741,43 @@ def load_config(files: list[str] | None = None, *, cwd: str | None = None,
         else:
             trusted.update(servers)
     return {**{n: s for n, s in untrusted.items() if n not in trusted}, **trusted}
+
+
+def _trust_text(path: str) -> str:
+    """``PATH is not yet approved (or: has changed since...); review it, then run: mcpmini trust``."""
+    first = next(iter(_project_files(os.getcwd())), None)
+    return (f"{path} {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
+            + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
+
+
+def _configured(name: str, servers: dict[str, ServerConfig]) -> ServerConfig:
+    """The entry ``name`` of ``servers``, through the trust gate: ConfigError naming ``mcpmini trust``
+    for an entry of a project file not approved."""
+    if not servers[name].trusted:
+        raise ConfigError(f"server {name!r} is not used: {_trust_text(servers[name].source or '')}")
+    return servers[name]
+
+
+def _server_config(server: Any) -> ServerConfig:
+    """What ``Client()`` takes, as a ServerConfig (``${VAR}`` expanded): a configured name (as the
+    CLI finds it, trust gate included), an http(s) URL, a command list, or a ServerConfig."""
+    if isinstance(server, str) and not re.match(r"(?i)https?://", server):
+        servers = load_config()
+        if server not in servers:
+            hint = f"; for a command line pass shlex.split({server!r})" if " " in server else ""
+            raise ConfigError(f"no configured server named {server!r}{_did_you_mean(server, list(servers))} "
+                              f"(configured: {', '.join(servers) or 'none'}; searched "
+                              f"{', '.join(p for p, _ in _config_paths(None))}); give a configured name, "
+                              f"an http(s):// URL or a command as a list{hint}")
+        return _configured(server, servers).expanded()
+    if isinstance(server, str):
+        return ServerConfig(name=_safe_url(server), url=server)
+    if isinstance(server, ServerConfig):   # its ${VAR} expanded; a URL or a list is taken literally
+        return server.expanded()
+    if isinstance(server, (list, tuple)) and server and all(isinstance(a, str) for a in server):
+        return ServerConfig(name=" ".join(os.path.basename(a) for a in server[:2]),
+                            command=server[0], args=list(server[1:]))
+    raise ValueError("server must be a configured name, a command (list of str), an http(s) URL or a ServerConfig")
 
 
 # -- Many servers -----------------------------------------------------------------------------
@@ -4314,10 +4820,12 @@ class Servers:
     ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of :class:`Client`
     objects (connected or not) or of what ``Client()`` takes. Entering connects them concurrently; one
     that cannot be built or connected goes to ``failed`` (name -> exception), the others stay usable
-    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` unless
-    ``heartbeat`` (seconds): then idle connections are pinged at that rate, and a lost server is
-    reconnected in the background with backoff (calls to it fail at once, with the cause).
-    ``on_event(kind, info)`` reports ``server_failed``, ``server_lost`` and ``server_back``.
+    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` (_Recovery); given ones
+    only the tool policy (``allow``, ``deny`` and ``read_only``, as Client takes them, narrow theirs).
+    ``heartbeat`` (seconds): idle connections are pinged at that rate, and a lost server is reconnected
+    in the background by the same rule (calls to it fail at once, with the cause). ``on_event(kind,
+    info)`` reports ``server_failed``, and ``server_lost``, ``server_back`` and ``tools_changed`` of
+    each client with no ``on_event`` of its own.
     ``list_tools()`` (and resources, prompts): every usable server's, each item with a ``server`` key."""
 
     def __init__(self, servers: Any = (), *, timeout: float | None = None, heartbeat: float | None = None,
@@ -4332,11 +4840,14 @@ class Servers:
         self._busy: dict[str, int] = {}           # its requests in flight (then it is not idle)
         self._told: set[str] = set()              # failures reported already
         self._watchers: list[asyncio.Task] = []
-        options = {"reconnect": not heartbeat, **({"timeout": timeout} if timeout else {}), **options}
+        options = {"reconnect": True, **({"timeout": timeout} if timeout else {}), **options}
         for name, item in servers.items() if isinstance(servers, dict) else [(None, s) for s in servers]:
             try:
-                client: Client | BaseException = item if isinstance(item, Client) else Client(
-                    item, **{"name": name, **options} if name else options)   # logs and records say its name
+                client: Client | BaseException = item if isinstance(item, Client) else \
+                    Client(item, **{"name": name, **options})   # its name: what SERVER/PATTERN names
+                if isinstance(item, Client):   # the tool policy given here narrows a given client's too
+                    item.policy.layers += _Policy(item.server, options.get("allow"), options.get("deny"),
+                                                  options.get("read_only", False)).layers[1:]
             except (MCPError, ValueError) as exc:   # e.g. an unset ${VAR} in its config
                 client = exc
             name = name or getattr(client if isinstance(client, Client) else item, "name", None) or str(item)
@@ -4346,6 +4857,8 @@ class Servers:
                 unique = f"{name}-{n}"
             self.names.append(unique)
             (self._all if isinstance(client, Client) else self.failed)[unique] = client
+            if isinstance(client, Client) and on_event and client.on_event is None:
+                client.on_event = lambda kind, info, name=unique: on_event(kind, {**info, "server": name})
 
     clients = property(lambda self: {n: c for n, c in self._all.items() if n not in self.failed})
     instructions = property(lambda self: {n: c.instructions for n, c in self.clients.items() if c.instructions})
@@ -4385,21 +4898,18 @@ class Servers:
         if name not in self.failed:
             self.failed[name] = exc
             self._told.add(name)
-            _emit(self.on_event, "server_lost", server=name, error=_why(exc))
             await self._all[name].close(fast=True, cause=ConnectionClosed(f"{name}: lost: {exc}"))
 
     async def _watch(self, name: str, client: Client) -> None:
-        """One server's heartbeat: a ping when idle or broken, and reconnects with backoff."""
-        delay = base = self.heartbeat or 1.0
+        """One server's heartbeat: a ping when idle or broken; a lost one reconnected (_Recovery's rule)."""
+        base = self.heartbeat or 1.0
         while True:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(base)
             try:
                 if name in self.failed:
                     await client.connect()
-                    delay = base
                     self._opened.add(client)
                     del self.failed[name]
-                    _emit(self.on_event, "server_back", server=name)
                 elif not client.connected or not self._busy.get(name) and \
                         time.monotonic() - self._used.get(name, 0.0) >= base:
                     self._used[name] = time.monotonic()
@@ -4407,8 +4917,6 @@ class Servers:
             except RemoteError:
                 pass   # an answer, even an error, is a sign of life
             except (MCPError, OSError) as exc:
-                if name in self.failed:
-                    delay = min(delay * 2, HEARTBEAT_BACKOFF_MAX)
                 await self._lose(name, exc)   # a no-op while it is out
 
     async def request(self, server: str, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -4422,18 +4930,18 @@ class Servers:
         try:
             return await getattr(self._all[server], method)(*args, **kwargs)
         except (MCPError, OSError) as exc:
-            # gone (after the Client's own reconnect, if any), or going: nothing could be sent
-            if not self._all[server].connected or isinstance(exc, _NotSent):
+            # gone (a client that reconnects comes back by the next call), or going: nothing could be sent
+            if (self.heartbeat or not self._all[server].reconnect) and \
+                    (not self._all[server].connected or isinstance(exc, _NotSent)):
                 await self._lose(server, exc)
             raise
         finally:
             self._busy[server] -= 1
             self._used[server] = time.monotonic()
 
-    async def call_tool(self, server: str, tool: str, arguments: JSON | None = None, *,
-                        timeout: float | None = None) -> JSON:
-        """Call a tool of one server; the raw result (``isError: true`` is data)."""
-        return await self.request(server, "call_tool", tool, arguments, timeout=timeout)
+    async def call_tool(self, server: str, tool: str, arguments: JSON | None = None, **options: Any) -> JSON:
+        """Call a tool of one server; the raw result (``isError: true`` is data); options as Client.call_tool's."""
+        return await self.request(server, "call_tool", tool, arguments, **options)
 
     async def _each(self, method: str) -> list[JSON]:
         async def one(name: str) -> list[JSON]:
@@ -4506,11 +5014,21 @@ class _Blocking:
                 done.set()
         future = asyncio.run_coroutine_threadsafe(run(), self._loop)
         try:
-            return future.result()
+            value = future.result()
+            return _SyncTask(value, self._wait) if isinstance(value, Task) else value
         except KeyboardInterrupt:
             future.cancel()   # the request's task sends notifications/cancelled as it ends
             done.wait(CANCEL_TIMEOUT + SHUTDOWN_GRACE)
             raise
+
+
+class _SyncTask:
+    """A :class:`Task` of a SyncClient or SyncServers: the same attributes, its methods blocking."""
+
+    def __init__(self, target: Task, wait: Callable[[Any], Any]) -> None:
+        self.target, self._wait = target, wait
+
+    __getattr__ = _Blocking.__getattr__
 
 
 class SyncClient(_Blocking):
@@ -4818,7 +5336,7 @@ class _ModelEndpoint:
             key = self.api_key or ""
             masked = f"{key[:3]}…{key[-4:]}" if len(key) >= 16 else ("***" if key else "none")
             return AuthError(f"{where} refused the request (HTTP {status}: {message}); check OPENAI_API_KEY "
-                             f"(key: {masked}) and --base-url", status=status, url=self.url)
+                             f"(key: {masked}) and base_url=", status=status, url=self.url)
         hint = ""
         if status == 404:
             hint = (f"; check the model name {self.model!r} and the base URL (most servers "
@@ -4895,7 +5413,7 @@ class _ModelEndpoint:
             # way the calls may be partial: never run them.
             raise ConnectionClosed(f"the model endpoint {self.shown} ended its stream without a "
                                    "finish_reason (a cut connection or a server-side failure); "
-                                   "try again, or use --no-stream")
+                                   "try again, or use stream=False")
         return reply
 
 
@@ -4906,7 +5424,8 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
                     confirm: Callable[[str, str, JSON], Any] | None = None, stream: bool = True,
                     on_text: Callable[[str], Any] | None = None, tool_choice: str = "auto",
                     on_event: Callable[[str, JSON], Any] | None = None, timeout: float = AGENT_MODEL_TIMEOUT,
-                    max_result_chars: int = AGENT_MAX_RESULT_CHARS) -> JSON:
+                    max_result_chars: int = AGENT_MAX_RESULT_CHARS, allow: list[str] | None = None,
+                    deny: list[str] | None = None, read_only: bool = False) -> JSON:
     """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint, which may
     call the tools of the MCP servers in ``clients``; returns the transcript.
 
@@ -4917,10 +5436,12 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
     the answer text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
     ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked again, for
     the rest of the run, without a field the server refused, or unstreamed), ``reply``, ``tool_call``,
-    ``tool_result`` and ``server_lost``. A longer tool result than ``max_result_chars`` is cut for the
+    ``tool_result``, ``server_lost``, ``server_back``. A result longer than ``max_result_chars`` is cut for the
     model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
     or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
-    step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``.
+    step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``. ``allow``,
+    ``deny``, ``read_only``: the tool policy (as Client takes it; it narrows given clients'): the model
+    is offered no other tool, and a call to one anyway is answered with an error, never sent.
 
     The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function
     name -> server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model
@@ -4934,7 +5455,7 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
                         "servers": {}, "tools": {}, "messages": [], "steps": [], "usage": {}, "seconds": 0.0}
     endpoint = _ModelEndpoint(base_url, api_key, model, stream=stream, timeout=timeout)
     own = not isinstance(clients, Servers)   # then it closes what it connects (fast on Ctrl-C)
-    servers = Servers(clients, on_event=on_event) if own else clients
+    servers = Servers(clients, on_event=on_event, allow=allow, deny=deny, read_only=read_only) if own else clients
     async with servers if own else contextlib.nullcontext():
         try:
             await servers.connect()
@@ -4970,7 +5491,7 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
             log.warning("%s: removed invisible characters from tool(s) %s before the model saw them "
                         "(a way to hide instructions)", name, ", ".join(_visible(n, True) for n in hidden))
     if len(tools) > 128:
-        log.warning("%d tools: OpenAI accepts at most 128 (choose servers with --server)", len(tools))
+        log.warning("%d tools: OpenAI accepts at most 128 (offer fewer servers)", len(tools))
     return offered, tools
 
 
@@ -5034,7 +5555,7 @@ async def _agent_loop(question: str, servers: Servers, endpoint: _ModelEndpoint,
             return
         if step == max_steps:
             raise _AgentError(f"no answer after {max_steps} model request(s): the model still "
-                              f"wanted to call tools; raise --max-steps (now {max_steps})")
+                              f"wanted to call tools; raise max_steps= (now {max_steps})")
         cut_short = reply.finish_reason == "length"
         results = await asyncio.gather(*(
             _run_call(c, i, offered, servers, cut_short=cut_short, confirm=confirm, on_event=on_event,
@@ -5076,10 +5597,10 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     record: JSON = {"id": call["id"], "function": alias, "arguments": arguments}
     began = time.monotonic()
 
-    def answer(text: str, is_error: bool = True) -> tuple[str, JSON]:
+    def answer(text: str, is_error: bool = True, declined: bool = False) -> tuple[str, JSON]:
         record.update(content=text, is_error=is_error, seconds=round(time.monotonic() - began, 3))
-        _emit(on_event, "tool_result", id=call["id"], server=record.get("server"),
-              tool=record.get("tool"), is_error=is_error, seconds=record["seconds"])
+        _emit(on_event, "tool_result", id=call["id"], server=record.get("server"), tool=record.get("tool"),
+              is_error=is_error, seconds=record["seconds"], declined=declined)
         return text, record
 
     if cut_short:   # its arguments may be incomplete
@@ -5099,22 +5620,20 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
     if server_name in servers.failed:
         return answer(f"Error: the MCP server {server_name!r} is unavailable "
                       f"({servers.failed[server_name]}); its tools cannot be used in this conversation.")
+    allowed = confirm is None or confirm(server_name, tool, arguments)   # asked before the call's line
+    allowed, began = await allowed if inspect.isawaitable(allowed) else allowed, time.monotonic()
     _emit(on_event, "tool_call", id=call["id"], server=server_name, tool=tool, function=alias,
           arguments=arguments)
-    if confirm is not None:
-        allowed = confirm(server_name, tool, arguments)
-        if inspect.isawaitable(allowed):
-            allowed = await allowed
-        if not allowed:
-            return answer("Error: the user declined this tool call.")
-        began = time.monotonic()
+    if not allowed:
+        return answer("Error: the user declined this tool call.", declined=True)
     try:
-        result = await servers.call_tool(server_name, tool, arguments)
+        result = await servers.call_tool(server_name, tool, arguments, on_task=lambda task: _emit(
+            on_event, "task", id=call["id"], server=server_name, tool=tool, status=task.status,
+            message=task.status_message))
     except RemoteError as exc:
         return answer(f"Error: the tool failed with JSON-RPC error {exc.code}: {exc.message}")
     except (MCPError, OSError) as exc:
-        # reconnect=True retried once already: a server gone again is lost (server_lost) for the run
-        if server_name in servers.failed:
+        if server_name in servers.failed:   # out of use (Servers' heartbeat)
             return answer(f"Error: the MCP server {server_name!r} failed: {exc}")
         return answer(f"Error: {exc}")
     text = result_text(result)
@@ -5181,18 +5700,22 @@ class _Bridge:
             elif rid is None and "id" in item:
                 asyncio.ensure_future(self.send({"jsonrpc": "2.0", "id": None, "error": {
                     "code": INVALID_REQUEST, "message": "a request id must not be null"}}))
-            elif "id" in item:
-                task = self.work[rid] = asyncio.ensure_future(self._request(rid, method, _object(item.get("params"))))
-                task.add_done_callback(lambda done, rid=rid: self.work.get(rid) is done and self.work.pop(rid))
+            elif "id" in item:   # (_request forgets its task: no done-callback, a loop turn less)
+                self.work[rid] = asyncio.ensure_future(self._request(rid, method, _object(item.get("params"))))
             elif method == "notifications/cancelled":             # cancels upstream too
-                if task := self.work.get(_object(item.get("params")).get("requestId")):
+                if task := self.work.pop(_object(item.get("params")).get("requestId"), None):
                     task.cancel()
             elif method != "notifications/initialized" and self.client is not None and self.client.era == "legacy":
                 asyncio.ensure_future(self.client.notify(method, _object(item.get("params"))))
 
     async def _request(self, rid: Any, method: str, params: JSON) -> None:
-        with contextlib.suppress(asyncio.CancelledError):   # cancelled by the client: no answer
-            await self.send(await self.reply(rid, method, params))
+        task = asyncio.current_task()
+        try:
+            with contextlib.suppress(asyncio.CancelledError):   # cancelled by the client: no answer
+                await self.send(await self.reply(rid, method, params))
+        finally:
+            if self.work.get(rid) is task:
+                del self.work[rid]
 
     async def reply(self, rid: Any, method: str, params: JSON) -> JSON:
         """The response message to one downstream request."""
@@ -5201,8 +5724,9 @@ class _Bridge:
         except RemoteError as exc:
             error = {"code": exc.code, "message": exc.message}
             return {"jsonrpc": "2.0", "id": rid, "error": error if exc.data is None else {**error, "data": exc.data}}
-        except MCPError as exc:   # the upstream failed: the client learns why, in one line
-            return {"jsonrpc": "2.0", "id": rid, "error": {"code": INTERNAL_ERROR, "message": _redact(str(exc))}}
+        except MCPError as exc:   # the upstream failed, or the tool policy refused: the client learns why
+            code = INVALID_PARAMS if isinstance(exc, ConfigError) else INTERNAL_ERROR
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": _redact(str(exc))}}
 
     async def handle(self, method: str, params: JSON) -> JSON:
         """The result for one downstream request (RemoteError for an error answer)."""
@@ -5245,7 +5769,7 @@ class _Bridge:
             params = {**params, "_meta": {k: v for k, v in meta.items() if k not in MODERN_META}}
             params = {k: v for k, v in params.items() if k != "_meta" or v}   # no empty _meta
             if self.era == MODERN_VERSION and method in INPUT_METHODS:
-                return await self._with_inputs(client.request(method, params, complete=True), method)
+                return await self._with_inputs(self._call(client, method, params, True), method)
         elif method == "logging/setLevel":    # 2026-07-28: a level per request instead
             self.log_level = params.get("level")
             return {}
@@ -5255,13 +5779,26 @@ class _Bridge:
         elif self.log_level:
             params = {**params, "_meta": {"io.modelcontextprotocol/logLevel": self.log_level, **meta}}
         complete = self.era == "legacy" and method in INPUT_METHODS   # MRTR rounds, reconnect, may-have-run
-        return self._shaped(method, await client.request(method, params, complete=complete))
+        result = await self._call(client, method, params, complete)   # a refused tools/call: not sent
+        if method == "tools/list" and client.policy.active:   # only the tools the policy allows
+            result = {**result, "tools": [t for t in _listed(result.get("tools"))
+                                         if isinstance(t, dict) and not client.policy.refusal(t)]}
+        return self._shaped(method, result)
+
+    async def _call(self, client: Client, method: str, params: JSON, complete: bool) -> JSON:
+        try:
+            return await client.request(method, params, complete=complete)
+        except RemoteError as exc:   # a tool that must run as a task, for a client that asked for none
+            if method != "tools/call" or not _needs_task(exc):
+                raise
+        task = await client.start_task(str(params.get("name")), params.get("arguments"), meta=params.get("_meta"))
+        return await task.result()   # (progress keeps the client's token; its cancellation cancels the task)
 
     def _shaped(self, method: str, result: JSON) -> JSON:
         """A result in the downstream era's shape: 2026-07-28 results carry resultType, cacheable ones ttlMs
         and cacheScope (stale at once, private: the bridge cannot know better); legacy ones none of them."""
         if self.era != MODERN_VERSION:
-            return {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
+            return {k: v for k, v in result.items() if k not in BOOKKEEPING}
         result = {"resultType": "complete", **result}
         if method in CACHEABLE_METHODS and result["resultType"] == "complete":
             result = {"ttlMs": 0, "cacheScope": "private", **result}
@@ -5419,44 +5956,77 @@ def _parsed(data: bytes) -> Any:
 
 async def _bridge_stdio(connect: Any, *, eager: bool = False, kind: type = _Bridge) -> None:
     """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for, until stdin
-    ends; only JSON-RPC is ever written to stdout. Daemon threads read and write: a client that stops
-    reading blocks one, never the loop (which must still see SIGTERM and stdin's end); with os.read and
-    os.write, as a buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
+    ends; only JSON-RPC is ever written to stdout. stdin is read by the loop where it can watch it (a
+    pipe, a socket, a terminal; else a daemon thread reads); a reply goes out at once while stdout can
+    take it without blocking, else through a daemon thread: a client that stops reading blocks that
+    thread, never the loop (which must still see SIGTERM and stdin's end). os.read and os.write: a
+    buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
     import queue
-    loop, lines, out = asyncio.get_running_loop(), asyncio.Queue(), queue.SimpleQueue()
+    import select
+    loop, ended, out = asyncio.get_running_loop(), asyncio.get_running_loop().create_future(), queue.SimpleQueue()
+    counts, writable = [0, 0], select.poll()   # lines queued (by the loop), written (by the thread)
+    writable.register(1, select.POLLOUT)
 
     def write() -> None:
         while (data := out.get()) is not None:
             with contextlib.suppress(OSError):
                 while data:
                     data = data[os.write(1, data):]
+            counts[1] += 1
+
+    def put(message: JSON) -> None:
+        data = _dumps(message) + b"\n"
+        # nothing queued, and a pipe with room takes PIPE_BUF bytes whole: written here, a thread hop less
+        if counts[0] == counts[1] and len(data) <= select.PIPE_BUF and writable.poll(0):
+            with contextlib.suppress(OSError):
+                if not (data := data[os.write(1, data):]):
+                    return
+        counts[0] += 1
+        out.put(data)
 
     async def send(message: JSON) -> None:
-        out.put(_dumps(message) + b"\n")
+        put(message)
 
-    def read() -> None:   # stdin may be a pipe, a file or a terminal
-        pending: list[bytes] = []   # joined once a newline comes: linear in a long line
+    pending: list[bytes] = []   # joined once a newline comes: linear in a long line
+
+    def take(chunk: bytes) -> None:
+        if not chunk:
+            return _settle(ended, None)
+        pending.append(chunk)
+        if b"\n" in chunk:
+            *done, rest = b"".join(pending).split(b"\n")
+            pending[:] = [rest]
+            for line in done:
+                if not line.strip():
+                    continue
+                if (message := _parsed(line)) is None:
+                    put({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
+                else:
+                    bridge.receive(message)
+
+    def readable() -> None:
+        try:
+            take(os.read(0, READ_CHUNK))
+        except OSError:
+            _settle(ended, None)
+
+    def read() -> None:   # stdin is a file (or what the loop cannot watch)
         with contextlib.suppress(OSError):
             while chunk := os.read(0, READ_CHUNK):
-                pending.append(chunk)
-                if b"\n" in chunk:
-                    *done, rest = b"".join(pending).split(b"\n")
-                    pending = [rest]
-                    for line in done:
-                        loop.call_soon_threadsafe(lines.put_nowait, line)
-        loop.call_soon_threadsafe(lines.put_nowait, None)
-    written, _, bridge = _in_daemon_thread(write), _in_daemon_thread(read), kind(connect, send)
+                loop.call_soon_threadsafe(take, chunk)
+        loop.call_soon_threadsafe(take, b"")
+    written, bridge = _in_daemon_thread(write), kind(connect, send)
+    try:
+        loop.add_reader(0, readable)
+    except (OSError, ValueError):   # EPERM: a regular file
+        _in_daemon_thread(read)
     try:
         if eager:
             await bridge.upstream()
-        while (line := await lines.get()) is not None:
-            if not line.strip():
-                continue
-            if (message := _parsed(line)) is None:
-                await send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
-            else:
-                bridge.receive(message)
+        await ended
     finally:
+        with contextlib.suppress(OSError, ValueError):
+            loop.remove_reader(0)
         await bridge.close()
         out.put(None)
         await asyncio.wait({written}, timeout=EXIT_GRACE)   # what was answered before the end still goes out
@@ -5609,6 +6179,11 @@ async def _bridge_http(connect: Any, host: str, port: int, token: str | None,
 
 # -- CLI --------------------------------------------------------------------------------------
 
+def _flags(text: str) -> str:
+    """A library error's wording on the command line: its flags for the library's arguments."""
+    return functools.reduce(lambda text, pair: text.replace(*pair), CLI_FLAGS, text)
+
+
 def _isatty(stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
@@ -5621,15 +6196,48 @@ def _columns(stream: Any) -> int:
         return 0
 
 
+def _width(text: str) -> int:
+    """The columns ``text`` takes on a terminal: wide East Asian characters two, combining marks none."""
+    import unicodedata
+    return sum(0 if unicodedata.category(c) in ("Mn", "Me") else 1 + (unicodedata.east_asian_width(c) in "WF")
+               for c in text)
+
+
+def _wrap(text: str, width: int, first: str = "", indent: str = "", most: int = 0) -> list[str]:
+    """The layout of all prose: ``text`` in lines of at most ``width`` columns (no width: one line),
+    broken at spaces (a word wider than a line is cut), after ``first`` and then ``indent``; at most
+    ``most`` lines, the last ending in "…" when some text was left out."""
+    lines, line, used, empty = [], first, _width(first), True
+    for word in text.split():
+        while word:
+            if width and not empty and used + 1 + _width(word) > width:
+                lines.append(line)
+                line, used, empty = indent, _width(indent), True
+            piece, cols = "", used + (not empty)   # what fits (a word wider than a line is cut)
+            for c in word:
+                if width and piece and cols + _width(c) > width:
+                    break
+                piece, cols = piece + c, cols + _width(c)
+            line, used, empty, word = line + " " * (not empty) + piece, cols, False, word[len(piece):]
+    lines.append(line)
+    if most and len(lines) > most:
+        lines, last = lines[:most], lines[most - 1]
+        while last and _width(last) + 1 > width:   # room for "…": a word less, or a character
+            last = last.rsplit(" ", 1)[0] if " " in last.strip() else last[:-1]
+        lines[-1] = last.rstrip() + "…"
+    return [line.rstrip() for line in lines]
+
+
 class _Output(logging.Handler):
     """Where the CLI writes: results on stdout; diagnostics and log records on stderr, and on a
     terminal a self-erasing status line (what is awaited, how long, the latest progress) and ask's
-    tool-call lines. TERM=dumb, NO_COLOR, --no-color: no colour, no status line (decision #13)."""
+    tool-call lines. NO_COLOR, --no-color: no colour (no SGR at all); TERM=dumb, --quiet, --json or
+    stderr not a terminal: neither colour nor status line (decision #29)."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
         super().__init__()
         self.json_mode, self.no_color, self.quiet, self.verbose = json_mode, no_color, quiet, 0
-        self.doing, self.since, self.progress, self.drawn = "", 0.0, "", ""
+        self.doing, self.since, self.progress, self.drawn, self.columns = "", 0.0, "", "", 0
         self.timer: asyncio.TimerHandle | None = None
         self.last_call: Any = None      # the call of ask whose line was written last
         self.calls: dict[Any, tuple[str, str]] = {}   # ask's running calls: id -> name, line
@@ -5637,9 +6245,10 @@ class _Output(logging.Handler):
         self.warned: set[str] = set()   # project files warned about in this command
         self.terminal: _Terminal | None | bool = False   # False: not opened yet
 
-    plain = property(lambda self: bool(self.no_color or os.environ.get("NO_COLOR"))
-                     or os.environ.get("TERM") == "dumb")
-    live = property(lambda self: _isatty(sys.stderr) and not (self.plain or self.quiet or self.json_mode),
+    plain = property(lambda self: bool(self.no_color or os.environ.get("NO_COLOR") or self.quiet
+                                       or self.json_mode) or os.environ.get("TERM") == "dumb")
+    live = property(lambda self: _isatty(sys.stderr) and not (
+        os.environ.get("TERM") == "dumb" or self.quiet or self.json_mode),
                     doc="The status line and ask's tool lines are shown.")
 
     def paint(self, text: str, style: str, stream: Any) -> str:
@@ -5655,8 +6264,14 @@ class _Output(logging.Handler):
         """Erase the status line before output (which, unless ``keep``, ends ask's tool line)."""
         self.last_call = self.last_call if keep else None
         if self.drawn:
+            self.put(sys.stderr, self._erase())
             self.drawn = ""
-            self.put(sys.stderr, "\r\x1b[K")
+
+    def _erase(self) -> str:
+        """Back to the start of the status line: a terminal made narrower since may have wrapped it."""
+        self.columns = _columns(sys.stderr)
+        rows = -(-_width(self.drawn) // self.columns) if self.columns else 1
+        return "\r\x1b[K" if rows <= 1 else f"\r\x1b[{rows - 1}A\x1b[J"
 
     def result(self, text: str) -> None:
         self.clear()
@@ -5664,7 +6279,7 @@ class _Output(logging.Handler):
 
     def error(self, message: str, kind: str) -> None:
         self.clear()
-        message = _redact(_visible(message)).replace("\n", "\\n")  # one line, whatever the server said
+        message = _redact(_visible(_flags(message))).replace("\n", "\\n")  # one line, whatever the server said
         as_json = _json_text({"error": {"kind": kind, "message": message}}, None) + "\n"
         self.put(sys.stderr, f"{self.paint('mcpmini: error:', '1;31', sys.stderr)} {message}\n"
                  + as_json * self.json_mode)
@@ -5706,13 +6321,12 @@ class _Output(logging.Handler):
                 self._draw()
 
     def _draw(self) -> None:
-        width = _columns(sys.stderr) - 1
-        text = f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}"
-        text = _redact(_visible(text, True))
-        text = text if len(text) <= width else text[:width - 1] + "…"
-        if text != self.drawn:   # never wider than the terminal, so that "\r" erases it
-            self.put(sys.stderr, f"\r{self.paint(text, '2', sys.stderr)}\x1b[K")
-            self.drawn = text
+        """(Re)draw the status line, never wider than the terminal is now (read at every tick)."""
+        text = _redact(_visible(f"{self.doing} · {time.monotonic() - self.since:.0f} s{self.progress}", True))
+        text, columns = _wrap(text, max(_columns(sys.stderr) - 1, 0), most=1)[0], _columns(sys.stderr)
+        if (text, columns) != (self.drawn, self.columns):
+            erase, self.drawn = self._erase().replace("\x1b[K", ""), text
+            self.put(sys.stderr, f"{erase}{self.paint(text, '2', sys.stderr)}\x1b[K")
 
     def answer(self, piece: str) -> None:
         if not self.json_mode:
@@ -5740,8 +6354,8 @@ class _Output(logging.Handler):
         elif kind == "tool_call":
             name = f"{info['server']}.{info['tool']}"
             words = [f"{k}={_shown(v)}" for k, v in _fold(info["arguments"], 40).items()]
-            self.calls[info["id"]] = name, _redact(_visible(f"→ {name} {' '.join(words)}", True))[
-                :(_columns(sys.stderr) or 80) - 3]
+            self.calls[info["id"]] = name, _wrap(_redact(_visible(f"→ {name} {' '.join(words)}", True)),
+                                                 (_columns(sys.stderr) or 80) - 3, most=1)[0]
             if shown:
                 self.note(f"{self.calls[info['id']][1]} …")
                 self.last_call = info["id"]
@@ -5752,11 +6366,15 @@ class _Output(logging.Handler):
                 self.clear()
                 self.put(sys.stderr, "\x1b[A\r")
             if shown:
-                self.note(f"{line} … {'failed after ' * info['is_error']}{info['seconds']:.1f} s")
+                self.note(f"{line} … " + ("declined" if info.get("declined") else
+                                          f"{'failed after ' * info['is_error']}{info['seconds']:.1f} s"))
             if self.calls:
                 self.wait(f"calling {next(iter(self.calls.values()))[0]}")
+        elif kind == "task":   # a tool call running as a task
+            self.doing = f"calling {info['server']}.{info['tool']}: task {info['status']}" + \
+                f": {info['message']}" * bool(info["message"])
         elif kind == "server_lost":
-            self.note(f"mcpmini: server {info['server']} failed and is not used any more: {info['error']}")
+            self.note(f"mcpmini: lost server {info['server']} ({info['error']}); reconnecting")
         elif kind == "retry":
             self.note(f"mcpmini: the model endpoint failed ({info['reason']}); retry "
                      f"{info['attempt']} in {info['delay']:g} s")
@@ -5787,13 +6405,14 @@ class _Output(logging.Handler):
 
 class _Terminal:
     """``/dev/tty``, where typed answers are asked for (decision #12) while stdin and stdout carry data;
-    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-C and Ctrl-D decline (None),
-    not ending the run; the read waits in a daemon thread, so a question never holds up the exit."""
+    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-D declines (None); Ctrl-C ends
+    the run at mcpmini's own questions and declines a server's, once (decision #37); the read waits
+    in a daemon thread, so a question never holds up the exit."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
         self.reader, self.writer = (os.open("/dev/tty", mode | flags) for mode in (os.O_RDONLY, os.O_WRONLY))
-        self.out, self.lock = out, asyncio.Lock()
+        self.out, self.lock, self.interrupted = out, asyncio.Lock(), False
 
     def close(self) -> None:
         for fd in (self.reader, self.writer):
@@ -5803,8 +6422,9 @@ class _Terminal:
     def write(self, text: str) -> None:
         os.write(self.writer, _redact(text).encode("utf-8", "backslashreplace"))
 
-    async def ask(self, prompt: str) -> str | None:
-        """``prompt`` (made safe to show by the caller), then one answer; None when declined."""
+    async def ask(self, prompt: str, own: bool = True) -> str | None:
+        """``prompt`` (made safe to show by the caller), then one answer; None when declined.
+        ``own``: mcpmini's question, not a server's."""
         import termios
         async with self.lock:
             doing, saved = self.out.doing, None
@@ -5825,14 +6445,24 @@ class _Terminal:
                     with contextlib.suppress(termios.error):
                         termios.tcsetattr(self.reader, termios.TCSANOW, saved)
                 self.out.wait(doing)
+            ctrl_c, ends = line.endswith(b"\x03"), own or self.interrupted
             if not line.endswith(b"\n"):
-                self.write("\n")
-                return None
-            return line[:-1].decode("utf-8", "replace")
+                self.write("\n" + "mcpmini: declined; a second Ctrl-C ends the run\n" * (ctrl_c and not ends))
+            if ctrl_c and ends:
+                os.kill(os.getpid(), signal.SIGINT)   # the run ends as at any other Ctrl-C
+                await asyncio.get_running_loop().create_future()   # cancelled by it
+            self.interrupted |= ctrl_c
+            return line[:-1].decode("utf-8", "replace") if line.endswith(b"\n") else None
 
-    async def yes(self, prompt: str) -> bool:
-        """A y/N question: only y or yes is a yes."""
-        return (await self.ask(f"{prompt} [y/N] ") or "").strip().lower() in ("y", "yes")
+    async def yes(self, prompt: str, own: bool = True) -> bool:
+        """A y/N question: Enter is no; an answer that is neither is asked again, three times at most."""
+        for _ in range(3):
+            answer = await self.ask(f"{prompt} [y/N] ", own)
+            choice = YES_NO.get((answer or "n").strip().lower() or "n")
+            if choice is not None:
+                return choice
+            prompt = f"  {_visible(answer or '', True)!r} is neither yes nor no; {prompt.rpartition(chr(10))[2]}"
+        return False
 
 
 def _build_parser() -> Any:
@@ -5847,14 +6477,25 @@ def _build_parser() -> Any:
     except (AttributeError, OSError, ValueError):
         width = 78
 
+    class Formatter(argparse.RawDescriptionHelpFormatter):
+        def _fill_text(self, text: str, width: int, indent: str) -> str:   # prose wrapped; examples whole
+            return "\n".join(line if line.startswith("  ") else argparse.HelpFormatter._fill_text(
+                self, line, width, indent) for line in text.splitlines())
+
     class Parser(argparse.ArgumentParser):
         options = property(lambda self: {o: a.nargs != 0 for a in self._actions for o in a.option_strings})
 
         def __init__(self, **kwargs: Any) -> None:
-            super().__init__(formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=width),
-                             **kwargs)
+            super().__init__(formatter_class=lambda prog: Formatter(prog, width=width), **kwargs)
 
         def error(self, message: str) -> Any:
+            """argparse's message, with the closest command, choice or option (decision #5)."""
+            if m := re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)|unrecognized arguments: (-\S+)",
+                              message):
+                names = re.findall(r"[^', ]+", m[2]) if m[2] else [*dict.fromkeys([*self.options, *(
+                    o for p in getattr(self, "commands", {}).values() for o in p.options)])]
+                if hint := _did_you_mean(m[1] or m[3], names):
+                    message = message[:m.start(2) - 14] + hint if m[2] else message + hint
             raise _UsageError(f"{message} (see: mcpmini {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
 
     parser = Parser(prog="mcpmini", description="A one-file MCP client: list and call tools, read resources "
@@ -5887,7 +6528,7 @@ def _build_parser() -> Any:
 def _add_globals(p: Any, shown: bool) -> None:
     """Global options go before or after the command: they also live on a parent parser of every
     subcommand (not ``shown`` in its help), defaults suppressed so neither place wins by accident.
-    Accumulating ones (--config, -H, -e, -v) get a dest of their own there, merged in main()."""
+    Accumulating ones (--config, --allow, --deny, -H, -e, -v) get a dest of their own there, merged in main()."""
     import argparse
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 
@@ -5898,12 +6539,17 @@ def _add_globals(p: Any, shown: bool) -> None:
         help="a config file (repeatable; later files win)")
     add("--timeout", type=float, metavar="S", default=None,
         help=f"seconds per request and for connecting (default {DEFAULT_TIMEOUT:g})")
-    add("--protocol", choices=("auto", MODERN_VERSION, "legacy"), default=None,
-        help="protocol era (default auto: probe with server/discover)")
+    add("--protocol", choices=("auto", MODERN_VERSION, "modern", "legacy"), default=None,
+        help=f"protocol era (default auto: probe with server/discover; modern is {MODERN_VERSION})")
     add("-H", "--header", action="append", metavar="'NAME: VALUE'", default=[],
         dest="header" + after, help="an HTTP header for the server (repeatable)")
     add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
         help="an environment variable for the server process (repeatable)")
+    add("--allow", action="append", metavar="PATTERN", default=[], dest="allow" + after,
+        help="use only the tools matching a glob (SERVER/PATTERN: one server's; repeatable)")
+    add("--deny", action="append", metavar="PATTERN", default=[], dest="deny" + after,
+        help="never use the tools matching a glob (SERVER/PATTERN: one server's; repeatable)")
+    add("--read-only", action="store_true", help="use only the tools the server marks read-only")
     add("--refresh", action="store_true", help="call: list the tools afresh, not from the cached list")
     add("--no-cache", action="store_true", help="neither use nor update the cached tool lists")
     add("--accept-defaults", action="store_true",
@@ -5920,35 +6566,45 @@ def _add_globals(p: Any, shown: bool) -> None:
 
 
 def _add_commands(command: Callable[..., Any]) -> None:
-    """The commands of one server (and the local ones), with their arguments and examples."""
+    """The commands of one server (and the local ones), with their arguments and examples (each
+    runs as written from the repository's root: tests/cli/test_cli_help_examples.py)."""
     import argparse
-    command("info", "era and why, protocol version, server info, capabilities, instructions",
-            "info \"python3 examples/weather_server.py\"", "info http://127.0.0.1:8000/mcp --json",
+    cfg, stdio = f"--config {EXAMPLE_CONFIG}", '"python3 examples/weather_server.py"'
+    command("info", "era and why, protocol version, server info, capabilities, instructions", f"info {stdio}",
+            "info http://127.0.0.1:8000/mcp --json   # after: python3 examples/weather_http_server.py",
             server=True)
     for name, what, one in (("tools", "TOOL", "get_forecast"), ("prompts", "PROMPT", "umbrella_advice")):
-        command(name, f"a server's {name} as calls to copy, or one in full", f"{name} weather",
-                f"{name} weather {one}", f"{name} weather --json", server=True).add_argument(
+        command(name, f"a server's {name} as calls to copy, or one in full", f"{cfg} {name} weather",
+                f"{cfg} {name} weather {one}", f"{name} {stdio} --json", server=True).add_argument(
                     "name", nargs="?", metavar=what, help="show this one in full")
-    p = command("call", "call a tool", "call weather get_forecast city=Hangzhou",
-                "call weather get_forecast '{\"city\": \"Hangzhou\"}' --json",
-                "call ./server.py upload file=@notes.txt tags:='[\"a\"]'", server=True)
+    p = command("call", "call a tool", f"{cfg} call weather get_forecast city=Hangzhou",
+                f"call {stdio} get_forecast '{{\"city\": \"杭州\"}}' --json", server=True)
     p.add_argument("tool", metavar="TOOL", help="the tool's name (see: mcpmini tools SERVER)")
     p.add_argument("arguments", nargs="*", metavar="ARG", help="key=value (typed by the schema), "
                    "key:=JSON, key=@file, key:=@file.json, one JSON object, or - for one on stdin")
     p.add_argument("--no-validate", action="store_true", help="send exactly what was typed: no "
                    "schema typing or checks (for servers whose schemas are wrong)")
-    command("resources", "a server's resources", "resources weather", server=True)
-    command("templates", "a server's resource templates", "templates weather", server=True)
-    p = command("read", "read a resource", "read weather weather://cities",
-                "read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
+    p.add_argument("--task", action="store_true", help="run it as a task (a task-required tool always is)")
+    p.add_argument("--wait", type=float, metavar="SECONDS", help="wait for a task this long at most (then exit 124)")
+    p.add_argument("--detach", action="store_true", help="start the task, print its id and exit (HTTP servers)")
+    command("tasks", "a server's tasks (long-running tool calls)", "tasks https://example.com/mcp", server=True)
+    p = command("task", "a task's status; wait for its result, or cancel it", "task https://example.com/mcp "
+                "TASK_ID --wait", "task https://example.com/mcp TASK_ID --cancel", server=True)
+    p.add_argument("task_id", metavar="TASK_ID", help="the task's id (see: mcpmini tasks SERVER)")
+    p.add_argument("--wait", nargs="?", type=float, const=-1.0, metavar="SECONDS", help="wait for its result")
+    p.add_argument("--cancel", action="store_true", help="cancel it")
+    command("resources", "a server's resources", f"{cfg} resources weather", server=True)
+    command("templates", "a server's resource templates", f"{cfg} templates weather", server=True)
+    p = command("read", "read a resource", f"{cfg} read weather weather://cities",
+                f"{cfg} read weather weather://forecast/Hangzhou -o forecast.txt", server=True)
     p.add_argument("uri", metavar="URI", help="the resource's URI (see: mcpmini resources SERVER)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the contents to FILE (raw bytes)")
-    p = command("prompt", "get a prompt", "prompt weather umbrella_advice city=Hangzhou", server=True)
+    p = command("prompt", "get a prompt", f"{cfg} prompt weather umbrella_advice city=Hangzhou", server=True)
     p.add_argument("name", metavar="PROMPT", help="the prompt's name (see: mcpmini prompts SERVER)")
     p.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="the prompt's arguments")
     p.add_argument("--no-validate", action="store_true", help="send the arguments unchecked")
     p = command("servers", "configured servers, where they come from, and their login state",
-                "servers", "--config team.json servers --json")
+                "servers", f"{cfg} servers --json")
     p.add_argument("--discover", action="store_true", help="list (read-only) the servers that other "
                    "MCP clients here are configured with")
     p = command("login", "log in to an OAuth-protected HTTP server (opens a browser)",
@@ -5962,8 +6618,8 @@ def _add_commands(command: Callable[..., Any]) -> None:
                 "logout linear --forget-client", server=True)
     p.add_argument("--forget-client", action="store_true",
                    help="also forget the client registration at its authorization server")
-    p = command("trust", "show, then approve the project config file of this directory",
-                "trust", "trust mcp.json --yes")
+    p = command("trust", "show the project config file of this directory (or FILE), then approve it: "
+                "asks on the terminal unless --yes", f"trust {EXAMPLE_CONFIG} --yes")
     p.add_argument("file", nargs="?", metavar="FILE", help="the file (default: ./.mcp.json or ./mcp.json)")
     p.add_argument("--yes", action="store_true", help="approve without asking")
     p = command("completion", "print a shell completion script", "completion bash >> ~/.bashrc",
@@ -5988,8 +6644,9 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
     p.add_argument("--max-steps", type=int, default=AGENT_MAX_STEPS, metavar="N",
                    help=f"model requests at most (default {AGENT_MAX_STEPS})")
     p.add_argument("--system", metavar="TEXT", help="the system prompt (replaces mcpmini's)")
-    p.add_argument("--confirm", action="store_true",
-                   help="ask on the terminal before each tool call: keeps a human in the loop")
+    p.add_argument("--confirm", nargs="?", const="always", choices=("always", "destructive"),
+                   help="ask on the terminal before each tool call: keeps a human in the loop "
+                   "(destructive: before each call of a tool the server does not mark read-only)")
     p.add_argument("--no-stream", dest="stream", action="store_false",
                    help="for endpoints that cannot stream: wait for whole replies")
     p.add_argument("--max-result-chars", type=int, default=AGENT_MAX_RESULT_CHARS, metavar="N",
@@ -6017,8 +6674,11 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
                        help="let --listen bind an address that is not loopback")
     p = command("check", "smoke-test servers for CI: connect (in each era spoken), list every page, "
                 "lint tools and schemas, run the calls asked for (exit 1 on a failed check, 3 "
-                "when a server cannot be reached)")
-    p.add_argument("servers", nargs="+", metavar="SERVER")
+                "when a server cannot be reached)", 'check "python3 examples/weather_server.py" --call '
+                "get_forecast city=Hangzhou --junit check.xml", f"--config {EXAMPLE_CONFIG} check weather --read "
+                "weather://cities")
+    p.add_argument("servers", nargs="*", metavar="SERVER", help="a configured name, an http(s):// URL, or a "
+                   "command line in quotes (repeatable)")
     p.add_argument("--call", nargs="+", action="append", default=[], metavar=("TOOL", "ARG"),
                    help="call a tool with arguments as `call` takes them; fails on isError (repeatable)")
     p.add_argument("--read", action="append", default=[], metavar="URI", help="read a resource (repeatable)")
@@ -6059,26 +6719,19 @@ def _trust_warning(args: Any, out: _Output, names: list[str] | None) -> None:
                 out.note(f"mcpmini: warning: not using {', '.join(servers)}: {_trust_text(path)}")
 
 
-def _trust_text(path: str) -> str:
-    """``PATH is not yet approved (or: changed since...); review it, then run: mcpmini trust``."""
-    first = next(iter(_project_files(os.getcwd())), None)
-    return (f"{path} is {_trust_news(path, _parse_config(path)[0])}; review it, then run: mcpmini trust"
-            + ("" if first == path else f" {shlex.quote(os.path.basename(path))}"))
-
-
 def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
     """A configured name, an http(s) URL, or a command line (anything with a space or '/')."""
     servers = load_config(args.config)
     headers, env = _pairs(args.header, ":", "header"), _pairs(args.env, "=", "env")
     if spec in servers:
-        server = servers[spec]
-        if not server.trusted:
-            raise ConfigError(f"server {spec!r} is not used: {_trust_text(server.source or '')}")
+        server = _configured(spec, servers)
         if os.path.realpath(server.source or "") == os.path.realpath(_config_paths(None)[0][0]):
             _trust_warning(args, out, [spec])   # the user's entry: a project one would win once approved
         return dataclasses.replace(server, headers={**server.headers, **headers}, env={**server.env, **env})
     if re.match(r"(?i)https?://", spec):
         return ServerConfig(name=spec, url=spec.replace("$", "$$"), headers=headers)
+    if re.fullmatch(r"[\w.-]+:\d+(/\S*)?|[\w-]+\.[\w.-]+/\S*", spec) and not os.path.exists(spec.split("/")[0]):
+        raise _UsageError(f"{spec!r} is an address without its scheme; did you mean http://{spec}?")
     if any(c.isspace() for c in spec) or "/" in spec:
         try:
             argv = shlex.split(spec)
@@ -6115,7 +6768,8 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
                                       protocol=args.protocol or server.protocol or "auto"),
                   on_progress=out.on_progress, on_elicit=_elicitation(terminal, server) if terminal else None,
                   accept_defaults=args.accept_defaults, trace=trace if args.trace else None, auth=auth,
-                  list_cache=not args.no_cache, record=args.record, **extra)
+                  list_cache=not args.no_cache, allow=args.allow, deny=args.deny, read_only=args.read_only,
+                  record=args.record, **extra)
 
 
 # Asking the user (elicitation, confirmation) -------------------------------------------------
@@ -6127,7 +6781,7 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         if params.get("mode") == "url":
             url = str(params.get("url", ""))
             if not await terminal.yes(f"mcpmini: {_visible(server.name, True)} asks you to open "
-                                      f"{_url_text(url, server.url)}\n{message}\nOpen it in your browser?"):
+                                      f"{_url_text(url, server.url)}\n{message}\nOpen it in your browser?", False):
                 return {"action": "decline"}
             try:
                 await _in_daemon_thread(_default_open_browser, url)
@@ -6139,19 +6793,22 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         props, required = _object(schema.get("properties")), _listed(schema.get("required"))
         head = f"mcpmini: {_visible(server.name, True)} asks: {message}\n"
         if not props:
-            return {"action": "accept" if await terminal.yes(head + "Accept?") else "decline", "content": {}}
+            accepted = await terminal.yes(head + "Accept?", False)
+            return {"action": "accept", "content": {}} if accepted else {"action": "decline"}
         head += "(Enter takes the default in [ ]; Ctrl-C or Ctrl-D declines)\n"
         content: JSON = {}
         for key, prop in props.items():   # "  City (string, required) — the city [Hangzhou]: "
             prop = _object(prop)
-            facts = [_type_text(prop) + ", required" * (key in required)] + [
-                f"{_shown(o.get('const'))} = {o['title']}" for o in map(_object, _listed(prop.get("oneOf")))
-                if "title" in o]   # titled choices
+            named = [(o["title"], o["const"]) for o in map(_object, _listed(prop.get("oneOf")))   # titled
+                     if "title" in o and "const" in o] + [*zip(_listed(prop.get("enumNames")), _choices(prop))]
+            facts = [_type_text(prop) + f", {prop.get('format')}" * (str(prop.get("format")) in FORMATS)
+                     + ", y/n" * (_schema_types(prop) == {"boolean"}) + ", required" * (key in required)] + [
+                f"{_shown(const)} = {title}" for title, const in named]
             field = _visible(f"{prop.get('title') or key} ({'; '.join(facts)})"
                              + f" — {prop.get('description')}" * bool(prop.get("description"))
                              + (f" [{_shown(prop['default'])}]" if "default" in prop else ""), True)
             while True:
-                text = await terminal.ask(f"{head}  {field}: ")
+                text = await terminal.ask(f"{head}  {field}: ", False)
                 if text is None:
                     return {"action": "decline"}
                 head, empty = "", not text and "default" not in prop   # Enter: the default, if any
@@ -6160,14 +6817,42 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
                 listed = _schema_types(prop) == {"array"} and not text.lstrip().startswith("[")
                 value = [v.strip() for v in text.split(",")] if listed and text else (   # a,b,c: a list
                     _typed_value(text, prop) if text else prop.get("default"))
+                word = text.strip().lower()   # y/n for a boolean, a title for its choice
+                value = YES_NO[word] if _schema_types(prop) == {"boolean"} and word in YES_NO else {
+                    str(t).lower(): c for t, c in named}.get(word, value)
                 problem = "an answer is needed" if empty else _argument_problem(
-                    {key: value}, {"properties": {key: {**prop, "enum": _choices(prop) or None}}})
+                    {key: value}, {"properties": {key: {**prop, "enum": _choices(prop) or None}}}
+                ) or _bound_problem(value, prop)
                 if not problem:
                     content[key] = value
                     break
                 head = f"  {problem}; try again\n"
         return {"action": "accept", "content": content}
     return elicit
+
+
+def _bound_problem(value: Any, prop: JSON) -> str | None:
+    """Which bound of its form field ``value`` breaks: minimum/maximum, min/maxLength, min/maxItems,
+    the items' choices, format, pattern (searched in a child process with a deadline: a server's
+    pattern may backtrack for ever; one that cannot be run is not checked)."""
+    kind, unit = {str: ("Length", " characters"), list: ("Items", " items")}.get(type(value), ("imum", ""))
+    for word, key, sign in (("at least", "min", -1), ("at most", "max", 1)):
+        bound, size = prop.get(key + kind), len(value) if unit else value   # minimum, maxLength, minItems...
+        if {_json_type(bound), _json_type(size)} <= {"integer", "number"} and (size - bound) * sign > 0:
+            return f"must be {word} {_shown(bound)}{unit}"
+    allowed = _choices(_object(prop.get("items")))
+    if isinstance(value, list) and allowed and (wrong := [v for v in value if v not in allowed]):
+        return f"has {_shown(wrong[0])}, not one of {', '.join(map(_shown, allowed))}"
+    shape, about = FORMATS.get(str(prop.get("format")), ("", ""))
+    if isinstance(value, str) and shape and not re.fullmatch(shape, value):
+        return f"must be {about}"
+    if isinstance(value, str) and isinstance(pattern := prop.get("pattern"), str):
+        with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
+            if subprocess.run([sys.executable, "-I", "-S", "-c", "import re, sys; sys.exit(3 * (not re.search("
+                               "*sys.argv[1:])))", pattern, value], capture_output=True, timeout=2
+                              ).returncode == 3:
+                return f"must match the pattern {_visible(pattern, True)}"
+    return None
 
 
 def _url_text(url: str, origin: str | None) -> str:
@@ -6307,9 +6992,9 @@ def _type_text(prop: Any) -> str:
 
 
 def _choices(prop: JSON) -> list[Any]:
-    """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf``."""
-    return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(prop.get("oneOf")))
-                                         if "const" in o]
+    """The values a schema allows: its ``enum``, or the consts of a titled ``oneOf`` (or ``anyOf``)."""
+    return _listed(prop.get("enum")) or [o["const"] for o in map(_object, _listed(
+        prop.get("oneOf")) or _listed(prop.get("anyOf"))) if "const" in o]
 
 
 def _signature(item: JSON) -> str:
@@ -6322,32 +7007,20 @@ def _signature(item: JSON) -> str:
     return _visible(" ".join(parts), one_line=True)
 
 
-def _prompt_schema(prompt: JSON) -> JSON:
-    """A prompt as a tool: its arguments as an object schema of strings (what they are)."""
-    arguments = [a for a in _listed(prompt.get("arguments")) if isinstance(_object(a).get("name"), str)]
-    return {**prompt, "inputSchema": {
-        "type": "object", "required": [a["name"] for a in arguments if a.get("required")],
-        "properties": {a["name"]: {"type": "string", "description": a.get("description")}
-                       for a in arguments}}}
-
-
 def _table(items: list[JSON], out: _Output) -> str:
-    """One aligned line per tool or prompt (signature, description), wrapped on a terminal."""
-    import textwrap
+    """One aligned line per tool or prompt (signature, description), wrapped on a terminal, each
+    description cut to LISTED_LINES lines."""
     width = _columns(sys.stdout)
     rows = [(_signature(i), _visible(_first_line(i.get("description") or i.get("title"), 1000), True))
             for i in items]
-    column = min(max((len(s) for s, _ in rows), default=0), 48, width // 2 or 48)
+    column = min(max((_width(s) for s, _ in rows), default=0), 48, width // 2 or 48)
     indent, lines = " " * (column + 2), []
     for sig, text in rows:
-        head = sig + " " * (column + 2 - len(sig) if len(sig) <= column else 2)
-        if not width:
-            block = [(head + text).rstrip()]
-        elif len(sig) > column:   # a long signature: wrapped, its description under the column
-            block = textwrap.wrap(sig, width, subsequent_indent="    ", break_on_hyphens=False)
-            block += textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)
+        if _width(sig) > column and width:   # a long signature: wrapped, its description under the column
+            block = _wrap(sig, width, indent="    ") + _wrap(text, width, indent, indent, LISTED_LINES) * bool(text)
         else:
-            block = textwrap.wrap(text, width, initial_indent=head, subsequent_indent=indent) or [sig]
+            block = _wrap(text, width, sig + " " * (column + 2 - _width(sig) if _width(sig) <= column else 2),
+                          indent, LISTED_LINES)
         name = sig.split(" ", 1)[0]
         lines += [out.paint(name, "1", sys.stdout) + block[0][len(name):], *block[1:]]
     return "\n".join(lines)
@@ -6358,7 +7031,8 @@ def _detail(item: JSON, verb: str, args: Any) -> str:
     argument's example, default or first choice, else a value of its type)."""
     schema = _object(item.get("inputSchema"))
     props, required = _object(schema.get("properties")), _listed(schema.get("required"))
-    about = _visible(str(item.get("description") or "").strip())
+    about, width = _visible(str(item.get("description") or "").strip()), _columns(sys.stdout)
+    about = "\n".join(w for p in about.split("\n") for w in (_wrap(p, width) if width else [p]))
     lines = [_signature(item), *["", about] * bool(about), *["", "arguments:"] * bool(props)]
     example: list[str] = []
     for name, prop in props.items():
@@ -6366,8 +7040,9 @@ def _detail(item: JSON, verb: str, args: Any) -> str:
         facts = [_type_text(prop)] + ["required"] * (name in required)
         facts += [f"default {_shown(prop['default'])}"] if "default" in prop else []
         about = " ".join(str(prop.get("description") or "").split())
-        lines.append(_visible(f"  {name:<{max(map(len, props))}}  {', '.join(facts)}"
-                              + f" — {about}" * bool(about), True))
+        head = _visible(f"  {name}{' ' * (max(map(_width, props)) - _width(name))}  ", True)
+        lines += _wrap(_visible(", ".join(facts) + f" — {about}" * bool(about), True), width, head,
+                       " " * _width(head))
         if name in required:
             typed = [v for t, v in (("integer", prop.get("minimum", 1)), ("number", 1.5), ("boolean", True),
                                     ("array", []), ("object", {})) if t in _schema_types(prop)]
@@ -6469,17 +7144,6 @@ async def _cmd_login(args: Any, out: _Output) -> int:
 _cmd_logout = _cmd_login
 
 
-async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JSON], dict[str, JSON]]:
-    """The server's tools or prompts as listed, and by name (a prompt as a tool: its arguments
-    as a schema); a usage error with the closest names when ``name`` is unknown (decision #5)."""
-    raw = await (client.list_tools() if what == "tool" else client.list_prompts())
-    items = {i["name"]: i if what == "tool" else _prompt_schema(i) for i in raw}
-    if name is not None and name not in items:
-        hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
-        raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
-    return raw, items
-
-
 async def _cmd_tools(args: Any, out: _Output) -> int:
     """``tools``, ``prompts``, ``resources``, ``templates``: the list (calls to copy), one in full, --json."""
     what = {"templates": "resource templates"}.get(args.command, args.command)
@@ -6493,6 +7157,9 @@ async def _cmd_tools(args: Any, out: _Output) -> int:
             out.note(f"mcpmini: {client.name} offers no {what}")
         if what == "tools" and (changes := _tool_list_changes(client, raw)):
             out.note(f"mcpmini: {changes}")
+        if what == "tools" and not name and (hid := [_visible(t["name"], True) for t in client.hidden_tools]):
+            out.note(f"mcpmini: the tool policy hid {len(hid)} tool(s)" + (f": {', '.join(hid)}" if args.verbose
+                                                                           else " (-v names them)"))
         if args.json:
             out.result(_json_text(next(i for i in raw if i["name"] == name) if name else raw))
         elif name:
@@ -6506,14 +7173,16 @@ _cmd_prompts = _cmd_resources = _cmd_templates = _cmd_tools
 
 def _describe(item: JSON, key: str) -> str:
     """A resource or template on one line, whatever its name holds: URI, name, description."""
-    head = f"{item.get(key)}  {item.get('name', '')}".rstrip()
-    text = _first_line(item.get("description") or item.get("title"))
-    return _visible(f"{head} — {text}" if text else head, one_line=True)
+    head = _visible(f"{item.get(key)}  {item.get('name', '')}".rstrip(), True)
+    text = _visible(_first_line(item.get("description") or item.get("title"), 1000), True)
+    return "\n".join(_wrap(text, _columns(sys.stdout), f"{head} — ", "    ", LISTED_LINES) if text else [head])
 
 
 async def _cmd_call(args: Any, out: _Output) -> int:
     stdin = _tool_arguments(["-"], {}) if args.arguments == ["-"] else None   # read once
     async with _connected(args, out, "waiting for the tools") as client:
+        await client.policy.check(client, args.tool)   # refused: nothing is sent, nothing suggested
+
         def typed(listed: list[JSON] | None) -> tuple[JSON, str | None]:
             """The arguments typed by the tool's schema (nothing ``listed``: unchecked) and their problem."""
             tools = {t["name"]: t for t in listed or ()}
@@ -6530,25 +7199,84 @@ async def _cmd_call(args: Any, out: _Output) -> int:
         arguments, problem = typed(listed)
         if problem and "tools/list" in client.from_cache:   # the cached list may be out of date
             arguments, problem = typed(await client.list_tools(refresh=True))
+        support = _object(next((t.get("execution") for t in listed or () if t["name"] == args.tool), None))
+        if (args.task or args.detach) and listed is not None and support.get("taskSupport") in (None, "forbidden"):
+            problem = f"{args.tool} cannot run as a task (its taskSupport is {support.get('taskSupport', 'absent')})"
+        if args.detach and client.transport == "stdio":
+            problem = "--detach needs an HTTP server: a stdio server's tasks end with mcpmini"
         if problem:
             raise _UsageError(problem)
         out.wait(f"waiting for {args.tool}")
-        try:
-            result = await client.call_tool(args.tool, arguments)
-        except RemoteError as exc:
-            if exc.code != INVALID_PARAMS or "tools/list" not in client.from_cache:
-                raise
-            # Typed from a cached schema and refused: a refused call did not run, so it is
-            # sent once more if the fresh schema types the arguments differently.
-            retyped, problem = typed(await client.list_tools(refresh=True))
-            if problem or retyped == arguments:
-                raise
-            result = await client.call_tool(args.tool, retyped)
-        out.result(_json_text(result) if args.json else _visible(result_text(result)))
-        if result.get("isError") is True:
-            out.error(f"tool {args.tool} reported an error (isError: true)", "tool")
-            return EXIT_CODES["tool"]
+        if args.detach:
+            if (task := await client.start_task(args.tool, arguments)).status in TASK_END:   # answered at once
+                return await _tool_outcome(args, out, task.result(), f"tool {args.tool}")
+            out.result(_json_text(task.data) if args.json else _visible(task.id, True))
+            return 0
+        call = functools.partial(client.call_tool, args.tool, task=args.task or None, wait=args.wait,
+                                 on_task=_task_line(args.tool, out))
+
+        async def run() -> JSON:
+            try:
+                return await call(arguments)
+            except RemoteError as exc:
+                if exc.code != INVALID_PARAMS or "tools/list" not in client.from_cache:
+                    raise
+                # Typed from a cached schema and refused: a refused call did not run, so it is
+                # sent once more if the fresh schema types the arguments differently.
+                retyped, problem = typed(await client.list_tools(refresh=True))
+                if problem or retyped == arguments:
+                    raise
+                return await call(retyped)
+        return await _tool_outcome(args, out, run(), f"tool {args.tool}")
+
+
+def _task_line(name: str, out: _Output) -> Callable[[Task], None]:
+    """The CLI's ``on_task``: the status line says the task's status and message."""
+    return lambda task: setattr(out, "doing", f"{name}: task {task.status}" + f": {task.status_message}" * bool(
+        task.status_message))
+
+
+async def _tool_outcome(args: Any, out: _Output, call: Awaitable[JSON], name: str) -> int:
+    """A tool's result as ``call`` prints it (exit 0, 1 for isError); a task still running
+    after --wait: exit 124, saying how to fetch it later."""
+    try:
+        result = await call
+    except RequestTimeout as exc:
+        if not (task := getattr(exc, "task", None)):
+            raise
+        later = f"its result later: mcpmini task {shlex.quote(args.server)} {shlex.quote(task.id)} --wait"
+        out.error(f"{exc} ({'a stdio server ends with mcpmini' if task.client.transport == 'stdio' else later})",
+                  "timeout")
+        return EXIT_CODES["timeout"]
+    out.result(_json_text(result) if args.json else _visible(result_text(result)))
+    if result.get("isError") is True:
+        out.error(f"{name} reported an error (isError: true)", "tool")
+        return EXIT_CODES["tool"]
+    return 0
+
+
+async def _cmd_tasks(args: Any, out: _Output) -> int:
+    """``tasks SERVER`` lists them; ``task SERVER ID`` shows one, waits for it or cancels it."""
+    async with _connected(args, out, "waiting for the tasks") as client:
+        if args.command == "task":
+            task = await client.get_task(args.task_id)
+            task.on_task = _task_line(f"task {args.task_id}", out)
+            if args.wait is not None and not args.cancel:
+                task.on_task(task)
+                return await _tool_outcome(args, out, task.result(None if args.wait < 0 else args.wait), f"task {task.id}")
+            if args.cancel:
+                ended = task.status in TASK_END
+                await task.cancel()
+                out.note(_visible(f"mcpmini: task {task.id} " + (f"ended already ({task.status})" if ended else
+                                                                 f"cancelled (now {task.status})"), True))
+                return 0
+        elif not (items := await client.list_tasks()) and "list" not in _object(client.capabilities.get("tasks")):
+            out.note(f"mcpmini: {client.name} offers no task list")
+        items = [task.data] if args.command == "task" else items
+        out.result(_json_text(items if args.command == "tasks" else items[0]) if args.json else "\n".join(
+            _visible(f"{t.get('taskId')}  {t.get('status')}  {t.get('statusMessage') or ''}".rstrip(), True) for t in items))
         return 0
+_cmd_task = _cmd_tasks
 
 
 def _check_writable(path: str | None) -> None:
@@ -6570,7 +7298,11 @@ async def _cmd_read(args: Any, out: _Output) -> int:
             with contextlib.suppress(MCPError):
                 known = [r["uri"] for r in await client.list_resources()] + [
                     t["uriTemplate"] for t in await client.list_resource_templates()]
-            raise RemoteError(exc.code, exc.message + _did_you_mean(args.uri, known), exc.data) from None
+            fits = [t for t in known if "{" in t and re.fullmatch(   # a template's {name} fits any text
+                re.sub(r"\\\{.*?\\\}", ".+", re.escape(t)), args.uri)]
+            hint = f" (it fits the template {fits[0]}: the server has nothing there)" if fits else \
+                _did_you_mean(args.uri, [k for k in known if k != args.uri])   # never the URI itself
+            raise RemoteError(exc.code, exc.message + hint, exc.data) from None
         contents = result.get("contents", [])   # objects: the client checked the shape
         if args.output:
             with open(args.output, "wb") as f:
@@ -6613,13 +7345,16 @@ async def _cmd_trust(args: Any, out: _Output) -> int:
     if path is None:
         raise _UsageError("no .mcp.json or mcp.json in this directory; name the file: mcpmini trust FILE")
     servers, digest = _parse_config(path)   # what is shown is what gets approved
-    news = "approved already" if _is_trusted(path, digest) else _trust_news(path, servers)
-    lines = [f"{path} ({os.path.realpath(path)}) is {news}; it defines {len(servers)} server(s):"]
+    news = "is approved already" if _is_trusted(path, digest) else _trust_news(path, servers)
+    real = os.path.realpath(path)
+    lines = [f"{path}{f' ({real})' * (real != os.path.abspath(path))} {news}; it defines {len(servers)} server(s):"]
     for s in servers.values():
         target = s.url or shlex.join([s.command or "", *s.args])
         lines.append(f"  {s.name}: {s.transport} {target}")
         lines += [f"    cwd: {s.cwd}"] * bool(s.cwd) + [f"    env {k}" for k in s.env]
-        lines += [f"    header {k}" for k in s.headers]
+        lines += [f"    header {k}" for k in s.headers] + ["    tools: only those the server marks read-only"] * s.read_only
+        lines += [f"    tools {how}: {', '.join(names) or 'none'}" for how, names in
+                  (("allowed", s.allow_tools), ("denied", s.deny_tools or None)) if names is not None]
         if s.variables():
             lines.append(f"    receives your environment variables: {', '.join(s.variables())}")
     lines.append("Approving lets mcpmini run these commands and send these headers. The approval "
@@ -6684,10 +7419,15 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
     if args.confirm and terminal is None:
         raise _UsageError("--confirm needs a terminal to ask on")
 
-    def confirm(server: str, tool: str, arguments: JSON) -> Awaitable[bool]:
+    async def confirm(server: str, tool: str, arguments: JSON) -> bool:
+        if args.confirm == "destructive":   # the server's own word that the tool only reads
+            with contextlib.suppress(MCPError, OSError):
+                listed = {t["name"]: t for t in await clients[server].list_tools()}
+                if _object(listed.get(tool, {}).get("annotations")).get("readOnlyHint") is True:
+                    return True
         # the whole call, pretty-printed: long values folded with their hidden length, never cut
         shown = _visible(_json_text(_fold(arguments, 500)))
-        return terminal.yes(f"mcpmini: call {_visible(f'{server}.{tool}', True)} with\n{shown}\nRun it?")
+        return await terminal.yes(f"mcpmini: call {_visible(f'{server}.{tool}', True)} with\n{shown}\nRun it?")
     clients = _ask_servers(args, out)
     out.wait("starting servers")
     try:
@@ -6750,13 +7490,14 @@ _cmd_replay = _cmd_bridge
 class _Suite:
     """One server in one era: its checks (name, pass/warn/fail, detail, seconds); strict: warnings fail."""
 
-    def __init__(self, name: str, strict: bool) -> None:
+    def __init__(self, name: str, strict: bool, classname: str = "") -> None:
         self.name, self.strict, self.reached, self.mark, self.surface = name, strict, True, time.monotonic(), {}
+        self.classname = classname   # JUnit's: the server's name (or its program) and the era
         self.checks: list[tuple[str, str, str, float]] = []
         self.extra: dict[int, JSON] = {}   # check -> what --json adds (a contract change's kind and path)
 
     def add(self, name: str, fails: Any = (), warns: Any = (), note: str = "", **extra: Any) -> None:
-        detail = _redact(_visible("; ".join([*fails, *warns]) or note, True))
+        detail = _redact(_visible(_flags("; ".join([*fails, *warns]) or note), True))
         status = "fail" if fails or warns and self.strict else "warn" if warns else "pass"
         self.extra[len(self.checks)] = extra
         self.checks.append((_visible(name, True), status, detail, time.monotonic() - self.mark))
@@ -6803,12 +7544,12 @@ def _schema_problems(schema: Any, where: str) -> list[str]:
 async def _check_lists(client: Client, suite: _Suite) -> dict[str, list[Any]]:
     """Every page of every list, fresh (a cursor that comes back fails), and the tool lints:
     names (spec: 1-128 of A-Z a-z 0-9 _ - ., unique), schemas, descriptions, hidden text."""
-    lists: dict[str, list[Any]] = {}
+    lists: dict[str, list[Any]] = {}   # what was received, even of a listing that failed
     for method, key in (("tools/list", "tools"), ("resources/list", "resources"),
                         ("resources/templates/list", "resourceTemplates"), ("prompts/list", "prompts")):
         try:
             if method.partition("/")[0] in client.capabilities:
-                lists[key], _ = await _all_pages(client.request, method, key, False, client.name, strict=True)
+                await _all_pages(client.request, method, key, False, client.name, lists.setdefault(key, []))
             suite.add(method, note=f"{len(lists[key])} listed" if key in lists else "not offered")
         except MCPError as exc:
             suite.add(method, [str(exc)])
@@ -6816,26 +7557,38 @@ async def _check_lists(client: Client, suite: _Suite) -> dict[str, list[Any]]:
     changes = _tool_list_changes(client, [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)])
     suite.add("tools since last listed", [], [changes] if changes else [], "unchanged or first seen")
     names = [t.get("name") for t in tools if isinstance(t, dict)]
-    twice = sorted({str(n) for n in names if names.count(n) > 1})
+    twice = sorted({n if isinstance(n, str) else _json_text(n, None) for n in names if names.count(n) > 1})
     suite.add("tool names unique", [f"listed more than once: {', '.join(twice)}"] if twice else [])
     for i, tool in enumerate(tools):
         tool = tool if isinstance(tool, dict) else {"name": f"#{i + 1}", "inputSchema": tool}
-        fails = [] if isinstance(tool.get("name"), str) and TOOL_NAME.fullmatch(tool["name"]) else [
-            f"the name {tool.get('name')!r} is not 1 to 128 of A-Z a-z 0-9 _ - ."]
+        name = tool.get("name")
+        shown = name if isinstance(name, str) else _json_text(name, None)[:80]   # (a list, an object: FAIL)
+        fails = [] if isinstance(name, str) and TOOL_NAME.fullmatch(name) else [
+            f"the name {shown!r} is not 1 to 128 of A-Z a-z 0-9 _ - ."]
         for field in ("inputSchema", "outputSchema")[:1 + ("outputSchema" in tool)]:
             try:
                 fails += _schema_problems(tool.get(field), field)
             except RecursionError:
                 fails.append(f"{field} is nested too deeply")
-        suite.add(f"tool {tool.get('name')}", fails, ["no outputSchema"] * ("outputSchema" not in tool)
-                  + ["no description"] * (not str(tool.get("description") or "").strip()) + _hidden(tool))
+        support = _object(tool.get("execution")).get("taskSupport")
+        suite.add(f"tool {shown}" + f" (taskSupport {support})" * bool(support), fails, ["no outputSchema"]
+                  * ("outputSchema" not in tool) + ["no description"] * (not str(tool.get("description") or "").strip())
+                  + _hidden(tool))
+    if "list" in _object(client.capabilities.get("tasks")):   # declared task methods must work
+        try:
+            suite.add("tasks/list", note=f"{len(await client.list_tasks())} listed")
+        except MCPError as exc:
+            suite.add("tasks/list", [str(exc)])
+    if client.policy.active:   # every tool is linted whatever the policy: a lint is about the server
+        hidden = [t for t in tools if isinstance(t, dict) and client.policy.refusal(t)]
+        suite.add("tool policy", note=f"it would hide {len(hidden)} of {len(tools)} tools")
     return lists
 
 
 async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any]) -> None:
     """--call (fails on isError, or on structuredContent that does not match the tool's
     outputSchema, checked at its top level as arguments are), --read and --prompt."""
-    by_name = {t.get("name"): t for t in tools if isinstance(t, dict)}
+    by_name = {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
     for name, *items in args.call:
         try:
             schema = _object(_object(by_name.get(name)).get("inputSchema"))
@@ -6844,7 +7597,8 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
                        _argument_problem(arguments, schema, strict_keys=True))
             if problem:
                 raise _UsageError(problem)
-            result = await client.call_tool(name, arguments)
+            tasks: list[Task] = []
+            result = await client.call_tool(name, arguments, on_task=tasks.append)
         except MCPError as exc:
             suite.add(f"call {name}", [str(exc)])
             continue
@@ -6853,7 +7607,8 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
                    if output is None else "no structuredContent, though the tool has an outputSchema"
                    if "structuredContent" not in result else f"structuredContent is {_json_type(value)}, "
                    "not an object" if not isinstance(value, dict) else _argument_problem(value, output, noun="key"))
-        suite.add(f"call {name}", [problem] if problem else [], note=_first_line(result_text(result)))
+        suite.add(f"call {name}", [problem] if problem else [], note=(f"as task {tasks[0].id}: " if tasks
+                                                                             else "") + _first_line(result_text(result)))
     for label, run in [(f"read {uri}", lambda uri=uri: client.read_resource(uri)) for uri in args.read] + [
             (f"prompt {p[0]}", lambda p=p: client.get_prompt(p[0], _pairs(p[1:], "=", "argument", False)))
             for p in args.prompt]:
@@ -6867,7 +7622,11 @@ async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any
 async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -> _Suite:
     """One server in one era (probed afresh; what a pinned run finds is not remembered)."""
     client = _client_for(server, args, out, era_cache=False)
-    suite = _Suite(f"{spec} ({args.protocol or server.protocol or 'auto'})", args.strict)
+    program = server.name if server.source or not server.command else next(   # python3 server.py: server.py
+        (os.path.basename(w) for w in [server.command, *server.args] if not re.fullmatch(
+            r"-.*|(python|pypy|node|npx|uvx?|bun|deno|run)[\d.]*(\.exe)?", os.path.basename(w))), server.name)
+    era = args.protocol or server.protocol or "auto"
+    suite = _Suite(f"{spec} ({era})", args.strict, f"{program}.{era}")
     try:
         await client.connect()
         if server.protocol == "legacy" and client.era != "legacy":
@@ -6878,7 +7637,7 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
         return suite
     try:
         info, text = client.server_info, client.instructions
-        suite.name = f"{spec} ({client.protocol_version})"
+        suite.name, suite.classname = f"{spec} ({client.protocol_version})", f"{program}.{'modern' if client.era == MODERN_VERSION else 'legacy'}"
         suite.add("connect", note=f"{client.era} over {client.transport}: {client.era_reason}")
         suite.add("server info", note=f"{info.get('name', '?')} {info.get('version', '')}")
         suite.add("capabilities", note=", ".join(client.capabilities) or "none")
@@ -6898,6 +7657,12 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
 
 
 async def _cmd_check(args: Any, out: _Output) -> int:
+    for words in args.call + args.prompt:   # a SERVER after --call's arguments is no key=value: it was taken
+        while len(words) > 1 and "=" not in words[-1] and words[-1][:1] not in "{-":
+            args.servers.insert(0, words.pop())
+    if not args.servers:
+        raise _UsageError("name a SERVER to check: mcpmini check SERVER --call TOOL ARG..., or end the "
+                          "arguments of --call with --: mcpmini check --call TOOL ARG... -- SERVER")
     servers = [(spec, _resolve_server(spec, args, out)) for spec in args.servers]
     _check_writable(args.junit)
     _check_writable(args.snapshot)
@@ -6937,8 +7702,10 @@ async def _cmd_check(args: Any, out: _Output) -> int:
             for i, (n, st, d, t) in enumerate(s.checks)]} for s in suites], **counts, "exit": code}))
         return code
     for suite in suites:
-        out.result("\n".join([_visible(suite.name, True)] + [f"  {st.upper()}  {n:<30} {t:6.2f} s  {d}".rstrip()
-                                                             for n, st, d, t in suite.checks]))
+        column = max(_width(n) for s in suites for n, *_ in s.checks)   # aligned whatever a name's length
+        out.result("\n".join([_visible(suite.name, True)] + [line for n, st, d, t in suite.checks for line in _wrap(
+            d, _columns(sys.stdout), f"  {st.upper()}  {n}{' ' * (column - _width(n))}  {t:6.2f} s  ",
+            " " * (column + 20))]))
     out.result(f"{counts['pass']} passed, {counts['warn']} warned, {counts['fail']} failed")
     return code
 
@@ -7060,14 +7827,16 @@ def _write_junit(path: str, suites: list[_Suite]) -> None:
                              failures=str(fails * suite.reached), errors=str(fails * (not suite.reached)),
                              time=f"{sum(c[3] for c in suite.checks):.3f}")
         for name, status, detail, seconds in suite.checks:
-            case = ET.SubElement(node, "testcase", classname=suite.name, name=name, time=f"{seconds:.3f}")
+            case = ET.SubElement(node, "testcase", classname=suite.classname, name=name, time=f"{seconds:.3f}")
             if status != "pass":
                 tag = "system-out" if status == "warn" else "failure" if suite.reached else "error"
                 ET.SubElement(case, tag, {"message": detail} if status == "fail" else {}).text = \
                     f"warning: {detail}" if status == "warn" else detail
     for key in ("tests", "failures", "errors"):
         root.set(key, str(sum(int(n.get(key) or 0) for n in root)))
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    ET.indent(root)
+    with open(path, "wb") as f:
+        f.write(ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n")
 
 
 # Shell completion ----------------------------------------------------------------------------
@@ -7079,17 +7848,38 @@ async def _cmd_completion(args: Any, out: _Output) -> int:
     elif not args.shell:
         raise _UsageError("name the shell: mcpmini completion bash|zsh|fish")
     else:
-        me = (f"env PYTHONPATH={shlex.quote(os.path.dirname(os.path.abspath(__file__)))} "
-              f"{shlex.quote(sys.executable)} -m mcpmini completion --line")   # bytecode cached: quick
+        code = (f"import sys; sys.path[0] = {os.path.dirname(os.path.abspath(__file__))!r}; "   # not the cwd's
+                "import mcpmini; sys.exit(mcpmini.main())")   # an import: its bytecode is cached, quick
+        me = f"{shlex.quote(sys.executable)} -c {shlex.quote(code)} completion --line"
+        # mcpmini, ./mcpmini.py, python3 mcpmini.py, python3 -m mcpmini; python3 otherwise completes as before
+        ours = "[[ $w == *mcpmini.py && $n -gt 2 || $w == -m && $m == mcpmini && $n -gt 3 ]]"
         out.result({"bash": f"""# eval "$(mcpmini completion bash)"
 _mcpmini() {{ local IFS=$'\\n'; COMPREPLY=($({me} "${{COMP_LINE:0:COMP_POINT}}" 2>/dev/null)); }}
-complete -o default -F _mcpmini mcpmini""", "zsh": f"""#compdef mcpmini
+_mcpmini_take() {{ local c f; for c in python python3; do f=$(complete -p -- $c 2>/dev/null)   # python's own
+  f=${{f#*-F }}; [[ $f == complete* ]] && f=; f=${{f%% *}}; [[ $f == _mcpmini_python ]] || printf -v _mcpmini_was_$c %s "$f"
+  complete -o default -F _mcpmini_python -- $c; done; }}
+_mcpmini_python() {{ local c=_mcpmini_was_${{1##*/}} w=${{COMP_WORDS[1]}} m=${{COMP_WORDS[2]}} n=$((COMP_CWORD + 1)) f
+  if {ours}; then _mcpmini; return; fi
+  if [[ -z ${{!c}} ]]; then   # not loaded yet: bash-completion's loader loads it
+    f=$(complete -p -D 2>/dev/null); f=${{f#*-F }}; [[ -z $f || $f == complete* ]] || "${{f%% *}}" "$@" >/dev/null 2>&1
+    _mcpmini_take; [[ -n ${{!c}} ]] || printf -v $c %s :; fi
+  "${{!c}}" "$@"; }}
+_mcpmini_take; complete -o default -F _mcpmini mcpmini mcpmini.py""", "zsh": f"""#compdef mcpmini mcpmini.py
 # eval "$(mcpmini completion zsh)", or save it as _mcpmini in a folder of $fpath
 _mcpmini() {{ local -a w; w=("${{(@f)$({me} "$LBUFFER" 2>/dev/null)}}")
   [[ -n $w[1] ]] && compadd -a w || _files; }}
-(( $+functions[compdef] )) && compdef _mcpmini mcpmini""", "fish": f"""# mcpmini completion fish | source
+_mcpmini_python() {{ local w=$words[2] m=$words[3] n=$CURRENT
+  local f=${{_mcpmini_was[${{words[1]:t}}]:-_python}}; (( $+functions[$f] )) || f=_files   # a pattern's: _python
+  if {ours}; then _mcpmini; else $f "$@"; fi; }}
+if (( $+functions[compdef] )); then typeset -gA _mcpmini_was; for c in python python3; do
+  [[ $_comps[$c] == _mcpmini_python ]] || _mcpmini_was[$c]=$_comps[$c]; done
+  compdef _mcpmini mcpmini mcpmini.py; compdef _mcpmini_python python python3; fi
+if [[ $funcstack[1] == _mcpmini ]]; then _mcpmini "$@"; fi   # autoloaded from $fpath""", "fish": f"""# mcpmini completion fish | source
 function __mcpmini; {me} (commandline -cp) 2>/dev/null; end
-complete -c mcpmini -f -a '(__mcpmini)'; complete -c mcpmini -l config -r -F"""}[args.shell])
+function __mcpmini_python; set -l w (commandline -opc) '' ''
+  string match -q '*mcpmini.py' -- $w[2]; or test "$w[2] $w[3]" = '-m mcpmini'; end
+for c in mcpmini mcpmini.py; complete -c $c -f -a '(__mcpmini)'; complete -c $c -l config -r -F; end
+for c in python python3; complete -c $c -n __mcpmini_python -f -a '(__mcpmini)'; end"""}[args.shell])
     return 0
 
 
@@ -7100,11 +7890,12 @@ def _completions(line: str) -> list[str]:
         words = shlex.split(line) + [""] * (not line or line[-1].isspace())
     except ValueError:
         words = line.split() + [""]
-    parser, configs, command, previous, positionals = _build_parser(), [], None, "", []
+    words = words[next((i for i, w in enumerate(words[:3]) if re.fullmatch(r"(.*/)?mcpmini(\.py)?", w)), 0):]
+    parser, given, command, previous, positionals = _build_parser(), {}, None, "", []
     options = parser.options
     for word in words[1:-1]:
         if options.get(previous):   # this word is that option's value
-            configs += [word] * (previous == "--config")
+            given[previous] = given.get(previous, []) + [word]
             word = ""
         elif not word.startswith("-") and command is None and word in parser.commands:
             command = word
@@ -7114,8 +7905,8 @@ def _completions(line: str) -> list[str]:
         previous = word
     servers: dict[str, ServerConfig] = {}
     with contextlib.suppress(MCPError, OSError):
-        servers = {n: s for n, s in load_config(configs).items() if s.trusted}
-    takes_server = command and " SERVER" in parser.commands[command].format_usage()
+        servers = {n: s for n, s in load_config(given.get("--config")).items() if s.trusted}
+    takes_server = command and "SERVER" in parser.commands[command].format_usage()   # check: [SERVER ...]
     found: list[str] = []
     if options.get(previous) and previous != "--server":
         pass   # an option's value: the shell completes files
@@ -7124,13 +7915,15 @@ def _completions(line: str) -> list[str]:
     elif previous == "--server" or (takes_server and not positionals):
         found = list(servers)
     elif command in ("call", "tools") and len(positionals) == 1 and positionals[0] in servers:
-        found = _cached_tool_names(servers[positionals[0]])
+        found = _cached_tool_names(servers[positionals[0]], given.get("--allow"), given.get("--deny"),
+                                   "--read-only" in words)
     return sorted(w for w in found if w.startswith(words[-1]))
 
 
-def _run_main(coro: Awaitable[int]) -> int:
+def _run_main(coro: Awaitable[int], out: _Output) -> int:
     """Run the command, with the same signal handling on 3.10 and 3.13: the first SIGINT/SIGTERM/SIGHUP
-    cancels it (on the wire too; servers shut down), a second SIGINT ends the process at once."""
+    cancels it (on the wire too; servers shut down, said after STOP_NOTICE), a second SIGINT ends the
+    process at once."""
     loop = asyncio.new_event_loop()
     task = loop.create_task(coro)
     received: list[int] = []
@@ -7143,6 +7936,8 @@ def _run_main(coro: Awaitable[int]) -> int:
             os._exit(128 + signum)
         received.append(signum)
         task.cancel()
+        loop.call_later(STOP_NOTICE, lambda: task.done() or not _live_groups or out.note(
+            "mcpmini: stopping the server (it has not exited yet; Ctrl-C again kills it)"))
 
     installed = []
     for sig in [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]:
@@ -7162,8 +7957,8 @@ def _run_main(coro: Awaitable[int]) -> int:
             pending = asyncio.all_tasks(loop)   # the unfinished ones
             for t in pending:
                 t.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            if pending:   # bounded: asyncio waits forever for a process whose start was cancelled (3.11)
+                loop.run_until_complete(asyncio.wait(pending, timeout=SHUTDOWN_GRACE))
         loop.close()
 
 
@@ -7183,14 +7978,17 @@ def main(argv: list[str] | None = None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version
             return exc.code if isinstance(exc.code, int) else 0
-        for key in ("config", "header", "env", "verbose"):  # given before and after the command
+        for key in ("config", "allow", "deny", "header", "env", "verbose"):  # given before and after the command
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
+        for key in ("allow", "deny"):   # a pattern that can never match: exit 2 before anything runs
+            _Policy.patterns(getattr(args, key), f"--{key}", scoped=True)
         out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
+        args.protocol = {"modern": MODERN_VERSION}.get(args.protocol, args.protocol)
         out.verbose = args.verbose
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
-        return _run_main(globals()[f"_cmd_{args.command}"](args, out))
+        return _run_main(globals()[f"_cmd_{args.command}"](args, out), out)
     except MCPError as exc:
         out.error(str(exc), exc.kind)
         return EXIT_CODES[exc.kind]

@@ -115,7 +115,10 @@ class MCPHandler(BaseHTTPRequestHandler):
     # -- responses
     def _send(self, status: int, body: bytes = b"", content_type: str | None = None,
               headers: dict[str, str] | None = None) -> None:
+        self._body()  # whatever the answer: an unread body would be read as the next request
         self.send_response(status)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         if content_type:
             self.send_header("Content-Type", content_type)
         for name, value in (headers or {}).items():
@@ -154,11 +157,27 @@ class MCPHandler(BaseHTTPRequestHandler):
         self._send_error(403, ws.INVALID_REQUEST, f"Forbidden origin: {origin}")
         return False
 
+    def parse_request(self) -> bool:
+        self._request_body: bytes | None = None  # one handler serves every request of a connection
+        return super().parse_request()
+
+    def _body(self) -> bytes:
+        """This request's body, read once. One this server cannot size (chunked, or a bad
+        Content-Length) ends the connection after the answer."""
+        if self._request_body is None:
+            self._request_body = b""
+            try:
+                if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+                    raise ValueError("chunked")
+                self._request_body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            except ValueError:
+                self.close_connection = True
+        return self._request_body
+
     def _read_json(self) -> tuple[bool, Any]:
         """(ok, payload); on failure the 400 has already been sent."""
-        length = int(self.headers.get("Content-Length") or 0)
         try:
-            return True, json.loads(self.rfile.read(length))
+            return True, json.loads(self._body())
         except ValueError as exc:
             self._send_error(400, ws.PARSE_ERROR, f"Parse error: {exc}")
             return False, None

@@ -45,10 +45,12 @@ Tools: ``tools`` replaces the default ``TOOLS``. A tool is its wire entry plus w
 methods.
 
 A broken or hostile server: ``raw_tools`` is the tools/list ``tools`` value, sent as given
-(anything, not only a list; calls still go by ``tools``); ``raw_result`` the result of every
+(anything, not only a list; calls still go by ``tools``), with ``raw_cursor`` as its nextCursor
+on every page (the same cursor again: a list that never ends); ``raw_result`` the result of every
 tools/call, prompts/get and resources/read, as given; ``raw_line`` a line written instead of
 the tools/call response ("{id}" is the request's id as JSON); ``flood`` N: that many ``ping``
-requests (ids "ping-0", ...) in a burst before a tools/call is answered.
+requests (ids "ping-0", ...) in a burst before a tools/call is answered; with ``deaf`` it then
+never reads its input again nor answers (it hangs until killed).
 """
 from __future__ import annotations
 
@@ -358,6 +360,8 @@ class Server:
         if method == "tools/call":
             for n in range(int(self.cfg.get("flood", 0))):
                 self.send({"jsonrpc": "2.0", "id": f"ping-{n}", "method": "ping"})
+            while self.cfg.get("deaf"):
+                time.sleep(3600)
             if "raw_line" in self.cfg:
                 return self.write_raw(self.cfg["raw_line"].replace("{id}", json.dumps(rid)).encode() + b"\n")
         if method in ("tools/call", "resources/read", "prompts/get") and "raw_result" in self.cfg:
@@ -384,7 +388,8 @@ class Server:
             page = [{"name": f"endless{self.list_calls}"}]
             return self.reply(rid, {key: page, "nextCursor": "again", **extra}, modern)
         if key == "tools" and "raw_tools" in self.cfg:
-            return self.reply(rid, {key: self.cfg["raw_tools"], **extra}, modern)
+            cursor = {"nextCursor": self.cfg["raw_cursor"]} if "raw_cursor" in self.cfg else {}
+            return self.reply(rid, {key: self.cfg["raw_tools"], **cursor, **extra}, modern)
         items = {"tools": self.listed_tools, "resources": lambda: self.cfg.get("resources", RESOURCES),
                  "resourceTemplates": lambda: self.cfg.get("templates", TEMPLATES),
                  "prompts": lambda: self.cfg.get("prompts", PROMPTS)}[key]()

@@ -221,7 +221,7 @@ def test_max_steps_reached_is_an_agent_error(tmp_path):
             agent(model, [fake_client(tmp_path, [ECHO])], max_steps=2)
     assert (info.value).kind == "agent"
     assert mcpmini.EXIT_CODES[(info.value).kind] == 1
-    assert "2 model request" in str(info.value) and "--max-steps" in str(info.value)
+    assert "2 model request" in str(info.value) and "max_steps=" in str(info.value)
     assert len(model.requests) == 2
     assert len(tool_calls_received(tmp_path)) == 1   # the last step's calls are not run
     assert info.value.transcript["error"]["kind"] == "agent"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -22,7 +23,7 @@ def config(tmp_path):
     return write_config(tmp_path, {"fake": fake_entry(tmp_path, [{"name": "echo", "inputSchema": ECHO_SCHEMA}])})
 
 
-@pytest.mark.parametrize("typed, ran", [("y\r", True), ("\n", False), ("\x03", False)])
+@pytest.mark.parametrize("typed, ran", [("y\r", True), ("\n", False), ("maybe\rn\r", False)])
 def test_confirm_shows_the_whole_call_and_asks(tmp_path, config, typed, ran):
     script = [calls(("fake_echo", json.dumps({"city": LONG, "n": 1}), "c1")), answer("All done.")]
     with ScriptedModel(script) as model:
@@ -41,9 +42,11 @@ def test_confirm_shows_the_whole_call_and_asks(tmp_path, config, typed, ran):
     assert bool(tool_calls_received(tmp_path)) == ran
     tool_message = model.bodies[1]["messages"][-1]["content"]
     assert ("declined" in tool_message) != ran
-    if ran:   # the call's line, then the question: its time comes on a line of its own
-        assert "→ fake.echo city=xxxx" in s.text and "… [1160 more characters] n=1 …" in s.text
-        assert "\x1b[A" not in s.text
+    # the question, then the call's line, once: completed in place with its time, or "declined"
+    shown = re.sub(r"[^\n]*\n\x1b\[A\r", "", s.text)   # a line rewritten in place is seen once
+    assert shown.count("→ fake.echo city=xxxx") == 1 and "… [1160 more characters] n=1 …" in shown
+    assert shown.endswith(" … 0.0 s\n" if ran else " … declined\n"), s.text
+    assert ("is neither yes nor no; Run it? [y/N]" in s.text) == typed.startswith("maybe")
 
 
 def test_tool_lines_and_the_status_line_on_the_terminal(tmp_path, config):

@@ -25,7 +25,8 @@ The rows follow issue 16's goals, each a ratio of interleaved runs: one-shot cal
 handshake, list, call, exit) in both eras as `python3 -m mcpmini call` (bytecode cached, like the
 installed command), as `python3 mcpmini.py call` (compiled on every run) and as a library
 script, against the floor's bare script and the SDK's; sequential and concurrent calls over
-stdio against the floor's synchronous loop and the SDK; 10 MB and 50 MB results; HTTP rows.
+stdio against the floor's synchronous loop and the SDK; 10 MB and 50 MB results; HTTP rows; a
+one-shot call with a 15 MB entry of another server in the list cache against an empty cache (cache_bench.py).
 Peak RSS is recorded for every subject that reports it (all but the command line, whose
 ru_maxrss would be the server's: a process's children count in it once waited for).
 
@@ -440,6 +441,16 @@ def measure_all(py: str, server: list[str], runner: Runner, runs: int, only: set
         rows.append(row(f"oneshot-lib-{era}", "  the same as a library script (list, call)", "s", "lower",
                         {"mcpmini": samples["mcpmini"], **others}, "wall"))
 
+    if want("cache"):   # issue 24 item 11: what other servers left in the cache costs a call nothing
+        say("one-shot call with a 15 MB entry of another server in the list cache")
+        sys.path.insert(0, str(HERE))
+        import cache_bench
+        got = cache_bench.measure(py, server, ["echo", "text=hi"], runs + 6, runner.env)
+        rows.append(row("cache-crowded", "one-shot `call`, 15 MB entry of another server cached", "s", "lower",
+                        {"mcpmini": [{"wall": v} for v in got["wall"]["crowded"]["samples"]],
+                         "floor": [{"wall": v} for v in got["wall"]["empty"]["samples"]]}, "wall",
+                        note=f"floor: the same call with an empty cache; the entry: {got['entry_bytes']} bytes"))
+
     for era in ("modern", "legacy"):
         label = "2026-07-28" if era == "modern" else "legacy"
         if want("seq"):
@@ -555,6 +566,7 @@ def targets(rows: list[dict]) -> list[dict]:
         r = by.get(f"oneshot-cli-{era}")
         if r and r.get("vs_sdk"):
             add(f"oneshot-cli-{era}: ≥ 2.5× faster than the SDK", f"{r['vs_sdk']:.2f}×", r["vs_sdk"] >= 2.5)
+    over_floor("cache-crowded", 1.05, " (the same call, empty cache)")   # issue 24 item 11
     for rid, share in (("seq-legacy", 0.8), ("seq-modern", 0.9)):   # 2. per-call overhead
         r = by.get(rid)
         if r and r.get("vs_floor"):
@@ -613,7 +625,7 @@ def loadavg() -> list[float] | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per subject and row (default 5)")
-    parser.add_argument("--only", help="comma-separated row prefixes: import,oneshot,seq,conc,big,http,example")
+    parser.add_argument("--only", help="comma-separated row prefixes: import,oneshot,cache,seq,conc,big,http,example")
     parser.add_argument("--json", type=Path, default=RESULTS / "latest.json", help="where to write the JSON")
     parser.add_argument("--peers", action="store_true",
                         help="install the peers, print the interpreter, server and environment used, exit")

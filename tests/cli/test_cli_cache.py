@@ -71,7 +71,7 @@ def test_refresh_and_no_cache_list_afresh(cli, fake, option):
 def test_no_cache_writes_nothing(cli, fake, tmp_path):
     server = fake("legacy")
     assert cli("--no-cache", "call", server.cmdline, "strict", "city=Paris").code == 0
-    assert not (tmp_path / "xdg-cache" / "mcpmini" / "lists.json").exists()
+    assert not (tmp_path / "xdg-cache" / "mcpmini" / "lists").exists()
     assert cli("call", server.cmdline, "strict", "city=Paris").code == 0
     assert last_run(server) == HANDSHAKE + ["tools/list", "tools/call"]
 

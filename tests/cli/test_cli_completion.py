@@ -32,7 +32,8 @@ def test_the_script_parses(cli, shell, tmp_path):
 
 @pytest.mark.parametrize("line, words", [
     ("mcpmini ", ["ask", "bridge", "call", "check", "completion", "info", "login", "logout", "prompt",
-                  "prompts", "read", "replay", "resources", "servers", "templates", "tools", "trust"]),
+                  "prompts", "read", "replay", "resources", "servers", "task", "tasks", "templates", "tools",
+                  "trust"]),
     ("mcpmini to", ["tools"]),
     ("mcpmini call --no-", ["--no-cache", "--no-color", "--no-validate"]),
     ("mcpmini --js", ["--json"]),
@@ -47,7 +48,7 @@ def test_the_script_parses(cli, shell, tmp_path):
 ])
 def test_what_completes(cfg, monkeypatch, line, words):
     cached = {"weather": ["get_alerts", "get_forecast"]}
-    monkeypatch.setattr(mcpmini, "_cached_tool_names", lambda server: cached.get(server.name, []))
+    monkeypatch.setattr(mcpmini, "_cached_tool_names", lambda server, *policy: cached.get(server.name, []))
     monkeypatch.setattr(mcpmini.Client, "connect", lambda *a: pytest.fail("a server was started"))
     assert mcpmini._completions(line) == sorted(words)
 

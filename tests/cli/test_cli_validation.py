@@ -12,7 +12,7 @@ import pytest
     ("strict", ["city=Paris", "bogus=1"], ["unknown argument 'bogus'", "city, days"]),
     # keys the schema does not list are refused unless it allows more explicitly (item 7)
     ("typed", ["cout=1"], ["unknown argument 'cout'; did you mean 'count'?", "zip, code"]),
-    ("strict", ["cty=Paris"], ["missing required argument 'city'"]),
+    ("strict", ["cty=Paris"], ["unknown argument 'cty'; did you mean 'city'?", "required: 'city'"]),
     ("strict", ["city=Paris", "days=soon"], ["'days'", '"soon"', "(string)", "integer"]),
     ("strict", ['{"city": 7}'], ["'city'", "7 (integer)", "string"]),
     ("typed", ["count=1.5"], ["'count'", "1.5", "integer"]),

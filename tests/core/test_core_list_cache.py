@@ -1,5 +1,5 @@
 """The persistent list cache (issue 16, item 3): ``list_tools(cached=True)`` serves the last
-tools/list of an unchanged server from $XDG_CACHE_HOME/mcpmini/lists.json while it is fresh
+tools/list of an unchanged server from $XDG_CACHE_HOME/mcpmini/lists/ while it is fresh
 (ttlMs in 2026-07-28, LIST_CACHE_MAX_AGE for legacy servers), only for the token it was
 listed with; shell completion reads names through ``_cached_tool_names``."""
 from __future__ import annotations
@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+import time
 
 import pytest
 
@@ -35,7 +36,8 @@ def test_a_legacy_servers_list_is_served_from_the_cache_on_the_next_run(fake, tm
     again, source = _list(f.client(), cached=True)
     assert again == first and source == {"tools/list"}
     assert f.methods() == ["initialize", "notifications/initialized"]   # no tools/list
-    assert (tmp_path / "xdg-cache" / "mcpmini" / "lists.json").stat().st_mode & 0o777 == 0o600
+    [entry] = (tmp_path / "xdg-cache" / "mcpmini" / "lists").iterdir()
+    assert entry.stat().st_mode & 0o777 == 0o600
 
 
 def test_listing_without_cached_true_always_goes_to_the_server(fake):
@@ -68,7 +70,7 @@ def test_legacy_entries_expire_after_the_default_age(fake, monkeypatch):
 def test_list_cache_false_neither_reads_nor_writes(fake, tmp_path):
     f = fake("legacy")
     _list(f.client(list_cache=False))
-    assert not (tmp_path / "xdg-cache" / "mcpmini" / "lists.json").exists()
+    assert not (tmp_path / "xdg-cache" / "mcpmini" / "lists").exists()
     _list(f.client())
     f.configure("legacy")
     _, source = _list(f.client(list_cache=False), cached=True)
@@ -120,7 +122,8 @@ def test_stored_lists_are_only_served_for_the_token_they_were_listed_with(tmp_pa
     other = mcpmini.ServerConfig(name="remote", url="https://mcp.example/mcp",
                                  headers={"X-Tenant": "two"})
     assert mcpmini._ListStore(other, Token("alice")).get("tools/list") is None
-    stored = (tmp_path / "xdg-cache" / "mcpmini" / "lists.json").read_text()
+    [entry] = (tmp_path / "xdg-cache" / "mcpmini" / "lists").iterdir()
+    stored = entry.name + entry.read_text()
     assert "two" not in stored and "mcp.example" not in stored   # the key is a hash
 
 
@@ -136,12 +139,13 @@ def test_cached_tool_names_for_completion(fake, monkeypatch):
 
 def test_an_unreadable_cache_file_is_no_cache(fake, tmp_path):
     f = fake("legacy")
-    path = tmp_path / "xdg-cache" / "mcpmini" / "lists.json"
-    path.parent.mkdir(parents=True)
+    _list(f.client())
+    [path] = (tmp_path / "xdg-cache" / "mcpmini" / "lists").iterdir()
     path.write_text("{not json")
+    f.configure("legacy")
     names, source = _list(f.client(), cached=True)
     assert "echo" in names and source == set()
-    assert any(key.endswith(" tools/list") for key in json.loads(path.read_text()))
+    assert json.loads(path.read_text())["items"]   # listed again, stored again
 
 
 def test_the_credential_is_a_hash_of_the_stored_token():
@@ -156,9 +160,12 @@ def test_the_credential_is_a_hash_of_the_stored_token():
     assert first and auth.token_id() != first and "secret" not in first
 
 
-def test_the_tool_list_digests_keep_only_the_most_recently_listed_servers(tmp_path):
-    digests = mcpmini._CacheFile("tools.json", "state")
-    for key in ("a", "b", "a", "c"):   # "a" listed again, unchanged: it is renewed, "b" goes
-        digests.put(key, {"t": "1"}, last=2)
-    stored = json.loads((tmp_path / "xdg-state" / "mcpmini" / "tools.json").read_text())
-    assert list(stored) == ["a", "c"]
+def test_the_tool_list_digests_keep_only_the_most_recently_used_servers(monkeypatch):
+    monkeypatch.setattr(mcpmini, "CACHE_MAX_ENTRIES", 2)
+    digests = mcpmini._CacheDir("tools", "state")
+    for age, key in ((20, "a"), (10, "b")):
+        digests.put(key, {"t": key})
+        os.utime(digests._path(key), (time.time() - age,) * 2)
+    assert digests.get("a") == {"t": "a"}   # used: now the most recent
+    digests.put("c", {"t": "c"})
+    assert (digests.get("a"), digests.get("b"), digests.get("c")) == ({"t": "a"}, None, {"t": "c"})

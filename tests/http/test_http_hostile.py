@@ -3,6 +3,7 @@ legacy era that reaches HTTP+SSE, exactly-once calls, and SSE reconnection storm
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -68,8 +69,9 @@ def test_a_pinned_legacy_era_falls_back_to_http_sse_as_auto_does(refusal):
             assert run(go()) == ("sse", json.dumps({"text": "sse"}, sort_keys=True))
         finally:
             fake.close_stream.set()
-    with open(mcpmini._user_dir("cache") + "/eras.json") as f:
-        assert list(json.load(f).values()) == ["sse"]   # a pinned run records what it learned
+    [entry] = os.scandir(mcpmini._user_dir("cache") + "/eras")
+    with open(entry.path) as f:
+        assert json.load(f) == "sse"   # a pinned run records what it learned
 
 
 def test_no_endpoint_anywhere_names_the_likely_path():

@@ -27,16 +27,24 @@ def test_everything_elicitation_form_on_a_pty(everything_cmd: list[str]) -> None
         s.expect("asks: Please provide inputs for the following fields:")
         s.expect("String (string, required) — Your full, legal name: ")
         s.type("Zoë\r")
-        s.expect("Boolean (boolean) — Agree to the terms and conditions: ")
-        s.type("yes\r")                        # not a boolean: asked again
+        s.expect("Boolean (boolean, y/n) — Agree to the terms and conditions: ")
+        s.type("maybe\r")                      # not a boolean: asked again
         s.expect("must be boolean")
-        s.type("true\r")
-        for title in ("String with default", "String with email format", "String with uri format",
-                      "String with date format"):
-            s.expect(f"  {title} (string) — ")
+        s.type("yes\r")                        # y/yes/n/no/true/false (issue 25, item 3)
+        for title, wrong, reason in (("String with default", "", ""), ("String with email format, email", "zoe@",
+                                     "must be an email address"), ("String with uri format, uri", "home",
+                                     "must be a URI"), ("String with date format, date", "1990-02-40",
+                                     "must be a date: YYYY-MM-DD")):
+            name, _, form = title.partition(", ")
+            s.expect(f"  {name} (string{', ' * bool(form)}{form}) — ")
+            if wrong:                          # the format is checked before anything is sent
+                s.type(wrong + "\r")
+                s.expect(reason)
             s.type("\r")                       # the default, or nothing
         s.expect("Integer (integer 1..100) — ")
         s.expect("[42]: ")
+        s.type("101\r")
+        s.expect("must be at most 100; try again")
         s.type("\r")
         for _ in range(6):   # a number, four enums, a legacy enum: their defaults
             s.expect("]: ")

@@ -18,7 +18,7 @@ def write_config(path, servers):
     return path
 
 
-@pytest.mark.parametrize("answer, code", [("y\r", 0), ("yes\n", 0), ("n\r", 2), ("\r", 2), ("\x03", 2), ("\x04", 2)])
+@pytest.mark.parametrize("answer, code", [("y\r", 0), ("yes\n", 0), ("n\r", 2), ("\r", 2), ("\x03", 130), ("\x04", 2)])
 def test_trust_asks_on_the_terminal(screen, work, tmp_path, answer, code):
     write_config(work / ".mcp.json", {"proj": {"command": "python3", "args": ["server.py"]}})
     s = screen("trust", stdin=subprocess.DEVNULL)   # the answer comes from /dev/tty, not stdin
@@ -59,7 +59,7 @@ def test_a_form_is_asked_field_by_field(screen, fake, era):
     s.type("m3\r")
     s.expect("must be one of")
     s.type("m2\r")
-    s.expect("vip (boolean): ")
+    s.expect("vip (boolean, y/n): ")
     s.type("true\r")
     s.expect("note (string) [none\\x1b[2J\\u202e]: ")
     s.type("\r")
