@@ -211,3 +211,12 @@ def test_servers_record_each_server_under_its_name(tmp_path):
     entries = lines(record)
     assert {e["server"] for e in entries} == {"one", "two"}
     assert sorted(e["server"] for e in entries if "era" in e) == ["one", "two"]
+
+
+def test_a_denied_call_never_reaches_the_record(cli, tmp_path):
+    record = tmp_path / "denied.jsonl"
+    result = cli("--record", record, "--deny", "get_*", "call", WEATHER, "get_forecast", "city=Hangzhou")
+    assert result.code == 2
+    sent = [e["message"].get("method") for e in lines(record) if e.get("direction") == "sent"] \
+        if record.exists() else []
+    assert "tools/call" not in sent
