@@ -6661,7 +6661,8 @@ def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
     p.add_argument("--login", action="store_true", help="when SERVER needs an OAuth login, run it "
                    "on this terminal (otherwise the request fails: run mcpmini login SERVER)")
     replay = command("replay", "serve a --record FILE to MCP clients on stdio (or loopback HTTP): each "
-                     "request is answered as recorded", "replay session.jsonl", "replay session.jsonl --listen 8800")
+                     "request is answered as recorded", "replay examples/weather_session.jsonl",
+                     "replay session.jsonl --server weather --listen 8800")
     replay.add_argument("file", metavar="FILE", help="a file written by --record")
     replay.add_argument("--server", metavar="NAME", help="the server to replay (when FILE holds several)")
     for p in (p, replay):
