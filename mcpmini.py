@@ -6774,7 +6774,8 @@ def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | Non
                                       protocol=args.protocol or server.protocol or "auto"),
                   on_progress=out.on_progress, on_elicit=_elicitation(terminal, server) if terminal else None,
                   accept_defaults=args.accept_defaults, trace=trace if args.trace else None, auth=auth,
-                  list_cache=not args.no_cache, allow=args.allow, deny=args.deny, read_only=args.read_only, record=args.record, **extra)
+                  list_cache=not args.no_cache, allow=args.allow, deny=args.deny, read_only=args.read_only,
+                  record=args.record, **extra)
 
 
 # Asking the user (elicitation, confirmation) -------------------------------------------------
@@ -7650,12 +7651,11 @@ async def _check_era(spec: str, server: ServerConfig, args: Any, out: _Output) -
         suite.add("capabilities", note=", ".join(client.capabilities) or "none")
         suite.add("instructions", [], _hidden({"text": text}, "text"), f"{len(text)} characters" if text else "none")
         lists = await _check_lists(client, suite)
-        suite.surface = {   # nothing volatile: no version, _meta, time
-            "server": info.get("name"), "protocols": [client.protocol_version], "instructions": text,
-            "capabilities": client.capabilities, **{kind: {item[keys[0]]: {k: item[k] for k in keys if k in item}
-                                                           for item in lists.get(kind, [])
-                                                           if isinstance(_object(item).get(keys[0]), str)}
-                                                    for kind, keys in SNAPSHOT_FIELDS.items()}}
+        suite.surface = {"server": info.get("name"), "protocols": [client.protocol_version], "instructions": text,
+                         "capabilities": client.capabilities}   # nothing volatile: no version, _meta, time
+        for kind, keys in SNAPSHOT_FIELDS.items():
+            suite.surface[kind] = {i[keys[0]]: {k: i[k] for k in keys if k in i} for i in lists.get(kind, [])
+                                   if isinstance(_object(i).get(keys[0]), str)}
         await _check_calls(client, suite, args, lists.get("tools", []))
     except MCPError as exc:   # the connection broke: the rest cannot be checked
         suite.add("connection", [str(exc)])
@@ -7697,7 +7697,7 @@ async def _cmd_check(args: Any, out: _Output) -> int:
             suites[-1].add("contract", [f"{spec} is not in the snapshot"] * (old is None), note=(
                 f"{len(suites[-1].checks)} change(s) since the snapshot"))
     if args.snapshot:
-        with open(args.snapshot, "w", encoding="utf-8") as f:
+        with open(args.snapshot, "w", encoding="utf-8") as f:   # for review: pretty and sorted
             f.write(json.dumps({"format": SNAPSHOT_FORMAT, "servers": surfaces}, indent=2, sort_keys=True,
                                ensure_ascii=False) + "\n")
     counts = {s: sum(c[1] == s for suite in suites for c in suite.checks) for s in ("pass", "warn", "fail")}
@@ -7707,8 +7707,7 @@ async def _cmd_check(args: Any, out: _Output) -> int:
     if args.json:
         out.result(_json_text({"suites": [{"name": s.name, "reached": s.reached, "checks": [
             {"name": n, "status": st, "detail": d, "seconds": round(t, 3), **s.extra[i]}
-            for i, (n, st, d, t) in enumerate(s.checks)]}
-            for s in suites], **counts, "exit": code}))
+            for i, (n, st, d, t) in enumerate(s.checks)]} for s in suites], **counts, "exit": code}))
         return code
     for suite in suites:
         column = max(_width(n) for s in suites for n, *_ in s.checks)   # aligned whatever a name's length

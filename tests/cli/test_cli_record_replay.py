@@ -201,3 +201,22 @@ def test_bridge_records_what_it_exchanges_upstream(tmp_path):
     assert [a["id"] for a in answers] == [1, 2] and answers[1]["result"]["tools"][0]["name"] == "get_forecast"
     upstream = [e for e in lines(record) if e.get("direction") == "received" and "result" in e["message"]]
     assert any("tools" in e["message"]["result"] for e in upstream)
+
+
+def test_servers_record_each_server_under_its_name(tmp_path):
+    record = tmp_path / "many.jsonl"
+    argv = [sys.executable, str(EXAMPLES / "weather_server.py")]
+    with mcpmini.SyncServers({"one": argv, "two": argv}, record=str(record)) as servers:
+        assert len(servers.list_tools()) == 2
+    entries = lines(record)
+    assert {e["server"] for e in entries} == {"one", "two"}
+    assert sorted(e["server"] for e in entries if "era" in e) == ["one", "two"]
+
+
+def test_a_denied_call_never_reaches_the_record(cli, tmp_path):
+    record = tmp_path / "denied.jsonl"
+    result = cli("--record", record, "--deny", "get_*", "call", WEATHER, "get_forecast", "city=Hangzhou")
+    assert result.code == 2
+    sent = [e["message"].get("method") for e in lines(record) if e.get("direction") == "sent"] \
+        if record.exists() else []
+    assert "tools/call" not in sent

@@ -23,9 +23,10 @@ def in_empty_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-def checklist(out: str) -> list[list[tuple[str, str, str]]]:
-    """``check --json`` but suite names and timings."""
-    return [[(c["name"], c["status"], c["detail"]) for c in s["checks"]] for s in json.loads(out)["suites"]]
+def checklist(out: str, label: str) -> list[list[tuple[str, str, str]]]:
+    """``check --json`` but suite names, timings and the server's label (its command's name)."""
+    return [[(c["name"], c["status"], c["detail"].replace(f"{label}: ", "SERVER: ")) for c in s["checks"]]
+            for s in json.loads(out)["suites"]]
 
 
 def round_trip(cli, tmp_path: Path, argv: list[str], calls: list[str]) -> list[list[tuple[str, str, str]]]:
@@ -34,8 +35,8 @@ def round_trip(cli, tmp_path: Path, argv: list[str], calls: list[str]) -> list[l
     assert live.code == 0, live.out
     replayed = cli("check", shlex.join([sys.executable, str(MCPMINI), "replay", str(record)]), *calls, "--json")
     assert replayed.code == 0, replayed.out
-    assert checklist(replayed.out) == checklist(live.out)
-    return checklist(live.out)
+    assert checklist(replayed.out, Path(sys.executable).name) == checklist(live.out, Path(argv[0]).name)
+    return checklist(live.out, Path(argv[0]).name)
 
 
 def test_server_everything_round_trip(cli, tmp_path, everything_cmd):
