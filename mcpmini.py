@@ -3818,15 +3818,20 @@ class _Recovery:
 _record_starts: dict[str, float] = {}   # a --record file's time zero in this process, shared by its servers
 
 
-def _recorder(path: str, trace: Callable[[str, str, Any], None] | None) -> Callable[[str, str, Any], None]:
+def _recorder(path: str, trace: Callable[[str, str, Any], None] | None,
+              client: Client) -> Callable[[str, str, Any], None]:
     """``record=PATH``: a trace that appends each message to PATH as a JSON line (time offset, server,
     direction, message; "connected": the era and transport), 0600. Messages only (no HTTP header, no
-    env), known secrets redacted as in traces."""
+    env), known secrets redacted as in traces; a tool the policy hides is not recorded (decision 26)."""
     start = _record_starts.setdefault(os.path.abspath(path), time.monotonic())
 
     def record(label: str, direction: str, message: Any) -> None:
         if trace and direction != "connected":
             trace(label, direction, message)
+        result = _object(_object(message).get("result"))
+        if client.policy.active and isinstance(result.get("tools"), list):
+            tools = [t for t in result["tools"] if isinstance(t, dict) and not client.policy.refusal(t)]
+            message = {**message, "result": {**result, "tools": tools}}
         entry = {"t": round(time.monotonic() - start, 3), "server": label, **({"direction": "received"
                  if direction == "<-" else "sent", "message": message} if direction != "connected" else message)}
         with open(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a", encoding="utf-8") as f:
@@ -3884,7 +3889,7 @@ class Client:
             protocol=config.protocol or protocol, inherit_env=inherit_env or config.inherit_env,
             env={**config.env, **(env or {})}, headers={**config.headers, **(headers or {})})
         self.on_request, self.on_notification, self.record = on_request, on_notification, record
-        self._trace = _recorder(record, trace) if record else trace
+        self._trace = _recorder(record, trace, self) if record else trace
         self.declared, self.client_info, self.reconnect, self.validate = capabilities, client_info, reconnect, validate
         self.name, self.protocol = self.server.name, self.server.protocol or "auto"
         self.timeout = float(self.server.timeout or DEFAULT_TIMEOUT)

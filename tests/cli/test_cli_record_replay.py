@@ -220,3 +220,11 @@ def test_a_denied_call_never_reaches_the_record(cli, tmp_path):
     sent = [e["message"].get("method") for e in lines(record) if e.get("direction") == "sent"] \
         if record.exists() else []
     assert "tools/call" not in sent
+
+
+def test_a_hidden_tool_is_not_in_a_recorded_listing(cli, tmp_path):
+    record = tmp_path / "listing.jsonl"
+    assert cli("--record", record, "--deny", "get_*", "tools", WEATHER).code == 0
+    listings = [e["message"]["result"]["tools"] for e in lines(record) if e.get("direction") == "received"
+                and "tools" in e["message"].get("result", {})]
+    assert listings and listings[0] == []   # the server's one tool is hidden: not recorded (decision 26)
