@@ -672,8 +672,7 @@ class _Garbled(ProtocolError):
 
 
 def _jsonrpc(data: bytes | str) -> Any:
-    """The JSON-RPC message (or batch) in ``data``; None for noise. An unparsable response that
-    starts as JSON-RPC raises _Garbled, so its waiter fails at once."""
+    """The JSON-RPC message or batch in ``data``; None for noise; _Garbled for a broken response."""
     try:
         message = _loads(data)
     except (ValueError, RecursionError) as exc:   # RecursionError is not a ValueError
@@ -686,10 +685,9 @@ def _jsonrpc(data: bytes | str) -> Any:
         raise _Garbled(f"unreadable JSON-RPC response ({type(exc).__name__}: {str(exc)[:100]})",
                        json.loads(found.group(1)) if found else None) from None
     items = message if isinstance(message, list) and message else [message]
-    if all(isinstance(m, dict) and (m.get("jsonrpc") == "2.0" or {"result", "error", "method"} & m.keys())
-           for m in items):
-        return message
-    return None
+    valid = all(isinstance(m, dict) and (m.get("jsonrpc") == "2.0" or {"result", "error", "method"} & m.keys())
+                for m in items)
+    return message if valid else None
 
 
 def _message(method: str, params: JSON | None, **fields: Any) -> JSON:
@@ -755,8 +753,7 @@ class _Session:
             if not self.closed:   # best effort and bounded, even inside a cancellation
                 why = "cancelled by the client" if isinstance(exc, asyncio.CancelledError) else \
                     f"timed out after {timeout:g} s"
-                notice = _message("notifications/cancelled", {"requestId": rid, "reason": why}) \
-                    if cancellable else None
+                notice = _message("notifications/cancelled", {"requestId": rid, "reason": why}) if cancellable else None
                 if notice is not None:
                     self.trace(self.label, "->", notice)
                 try:
@@ -933,8 +930,7 @@ class _Transport:
 # stdio ---------------------------------------------------------------------------------------
 
 class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
-    """A server process spoken to over stdin/stdout, one JSON message per line; also its asyncio
-    protocol (no reader task). On POSIX stdout is our own pipe, read directly: a loop turn less."""
+    """A server process over stdin/stdout, one JSON message per line; also its asyncio protocol."""
 
     def __init__(self, argv: list[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = False, label: str = "server") -> None:
@@ -953,8 +949,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
         self._exit = self._eof = self._err_eof = None   # futures: process exited, pipes ended
         self._writable = self._ending = None   # pending while stdin's pipe is full; the exit report
         self._closing = self._lost = False
-        # stderr lines written while it answers the era probe (an SDK that does not know
-        # server/discover may log pages of errors): the first shown, the rest counted; [] after
+        # stderr lines while it answers the era probe (maybe pages of errors): 1st shown; [] after
         self._probe_noise: list[int] | None = None
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
@@ -1114,19 +1109,14 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
 
     def _closed_error(self, why: str) -> ConnectionClosed:
         code = self.process.get_returncode() if self.process else None
-        if code is None:
-            what = why
-        elif code < 0 and os.name == "posix":
-            what = f"the server was killed by signal {-code}"
-        else:
-            what = f"the server exited with status {code}"
+        what = (why if code is None else f"the server was killed by signal {-code}"
+                if code < 0 and os.name == "posix" else f"the server exited with status {code}")
         tail = " | ".join(line[:300] for line in list(self.stderr_tail)[-5:])
         return ConnectionClosed(f"{self.label}: {what}" + (f"; its stderr ends: {tail}" if tail else
                                                          "; it wrote nothing on stderr"))
 
     async def close(self, fast: bool = False) -> None:
-        """Close stdin, wait, SIGTERM, wait, SIGKILL the process group (npx/uvx leave children);
-        ``fast`` skips the polite wait."""
+        """Close stdin, SIGTERM, SIGKILL the process group (npx/uvx leave children), waiting between."""
         process = self.process
         if process is None or self._closing:
             return
@@ -1374,8 +1364,7 @@ class _Headers(dict):
 
 
 class _Connection(asyncio.Protocol):
-    """One HTTP/1.1 connection as an asyncio protocol: the loop fills ``buffer``, readers wait in
-    ``_more()``; closed at ``arm()``'s deadline or when its reader is cancelled."""
+    """One HTTP/1.1 connection (asyncio protocol); closed at ``arm()``'s deadline or if its reader is cancelled."""
 
     def __init__(self, key: tuple, proxy: tuple[str, int, dict[str, str]] | None) -> None:
         self.key, self.proxy, self.loop = key, proxy, asyncio.get_running_loop()
@@ -1714,8 +1703,7 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
                 raise ProtocolError(f"{what}: {exc}") from None
             if isinstance(exc, MCPError) or not isinstance(exc, OSError):
                 raise
-            # The server may close an idle connection just as we reuse it, maybe after our request
-            # reached it: only a request safe to repeat goes again (issue 12 item 3).
+            # a reused connection may close after our request reached it: only a safe one goes again
             if reused and idempotent and isinstance(exc, ConnectionError):
                 log.debug("%s: the reused connection failed (%s); retrying once on a new one", what, exc)
                 conn = None
@@ -1779,8 +1767,7 @@ def _header_value(text: str) -> str:
 def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str | None]:
     """A tool inputSchema's ``x-mcp-header``s as (property path, name), or why they are invalid (§7.4)."""
     found: list[tuple[tuple[str, ...], str]] = []
-    # (node, its property path, reached from the root through "properties" alone); a stack whose
-    # children go on reversed: depth first, in the schema's order (the headers' order on the wire)
+    # (node, property path, reached through "properties" alone); depth first, in the schema's order
     todo: list[tuple[Any, tuple[str, ...], bool]] = [(schema, (), True)]
     while todo:
         node, path, direct = todo.pop()
@@ -1922,8 +1909,7 @@ class _HTTPTransport(_Transport):
 
     async def _request(self, method: str, url: str, headers: dict[str, str], doing: str = "",
                        **options: Any) -> _HTTPResponse:
-        """``_http_request`` on the pool, with OAuth's Authorization put in ``headers`` (error messages
-        see it); a 401/403 goes again while ``auth.challenge`` gets a new token, else AuthError."""
+        """``_http_request`` with OAuth headers; a 401/403 retries while auth gets a new token, else AuthError."""
         tries: dict[int, int] = {}
         try:
             while True:
@@ -2163,8 +2149,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         return False
 
     async def _listen(self) -> None:
-        """The legacy GET stream (405: none), resumed when broken, given up after MAX_SSE_RESUMES
-        reconnects in a row without a new event."""
+        """The legacy GET stream (405: none), resumed until MAX_SSE_RESUMES reconnects bring nothing new."""
         parser, seen = _SSEParser(), deque(maxlen=64)   # the ids of the last events that were news
         quiet = -1   # reconnects in a row that brought nothing new (the first stream is no reconnect)
         while not self._closed:
