@@ -468,9 +468,8 @@ def _write_json(path: str, data: Any) -> None:
 
 
 class _CacheDir:
-    """A cache folder, one file per key named by its hash (no secret in a name). Bounded by
-    CACHE_MAX_ENTRY/ENTRIES/TOTAL and LIST_CACHE_KEEP, least recently used (mtime) evicted first;
-    an unreadable entry is absent. Used for eras, lists and tool digests."""
+    """A cache folder, one file per key named by its hash (no secret in a name), bounded by CACHE_MAX_*
+    and LIST_CACHE_KEEP, least recently used (mtime) evicted first; an unreadable entry is absent."""
 
     def __init__(self, name: str, folder: str = "cache") -> None:
         self.dir = os.path.join(_user_dir(folder), name)
@@ -831,10 +830,8 @@ class _Session:
         params = _object(params)
         if method == "notifications/progress":
             pending = self._pending.get(_request_id(params.get("progressToken")))
-            if pending is not None:
-                # spec: progress MAY reset the timeout, but a hard maximum still holds
-                now = pending.future.get_loop().time()
-                pending.deadline = min(now + pending.timeout, pending.hard_deadline)
+            if pending is not None:   # spec: progress MAY reset the timeout, up to a hard maximum
+                pending.deadline = min(pending.future.get_loop().time() + pending.timeout, pending.hard_deadline)
                 if pending.on_progress:
                     _call_quietly(pending.on_progress, params)
         if self.on_notification:
@@ -1192,9 +1189,8 @@ def _killpg(pgid: int, sig: int) -> bool:
 # HTTP plumbing: SSE, URLs, proxies, connections, one request ---------------------------------
 
 class _SSEParser:
-    """Incremental Server-Sent Events parser (WHATWG; digest §5.5): ``feed(data)`` returns the
-    ``(type, data, id)`` events completed; ``last_id``/``retry`` (ms) persist; empty-data events
-    (priming) are not returned, but their id is kept. An event over ``limit`` bytes: ProtocolError."""
+    """Incremental SSE parser (WHATWG): ``feed(data)`` returns the completed ``(type, data, id)`` events
+    but empty-data (priming) ones; ``last_id``/``retry`` (ms) persist. Over ``limit`` bytes: ProtocolError."""
 
     def __init__(self, *, last_id: str = "", retry: int | None = None, limit: int = MAX_MESSAGE_SIZE) -> None:
         self.last_id, self.retry, self.limit = last_id, retry, limit
@@ -1238,8 +1234,7 @@ class _SSEParser:
                 events.append((kind, data.decode("utf-8", "replace"), self.last_id))
             return
         name, _, value = line.partition(b":")   # a comment (keep-alive) has the empty name
-        if value[:1] == b" ":
-            value = value[1:]
+        value = value.removeprefix(b" ")
         if name == b"data":
             self._data.append(value)
             self._size += len(value) + 1
@@ -2019,8 +2014,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         resp, data = await self._post_no_reply(self.url, all_headers, body)
         if resp is not None:
             log.warning("%s", _status_error(self.label, resp, self.url, data, f"POST {what}"))
-        if method == "notifications/initialized" and not self.modern_version:
-            # the session is ready: open the optional GET stream (a new session's replaces it)
+        if method == "notifications/initialized" and not self.modern_version:   # open the optional GET stream
             if self._listener is not None:
                 self._listener.cancel()
             self._listener = asyncio.ensure_future(self._listen())
