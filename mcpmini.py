@@ -410,8 +410,7 @@ _secrets: set[str] = set()   # every known secret value, replaced wherever text 
 
 
 def _remember_secret(value: Any) -> None:
-    """From now on, ``value`` (and its JSON-escaped and URL-encoded forms, and the token of
-    ``Bearer <token>`` or ``Basic <credentials>``) is replaced by ``***`` in everything shown."""
+    """Show ``value`` (JSON-escaped, URL-encoded, or as the token of ``Bearer x``) as ``***`` from now on."""
     if isinstance(value, str) and len(value.strip()) >= MIN_SECRET_LENGTH:   # a server may echo any form
         _secrets.update((value, json.dumps(value, ensure_ascii=False)[1:-1], quote(value, safe=""),
                          quote(value, safe="").replace("%20", "+")))
@@ -428,8 +427,7 @@ def _redact(text: str) -> str:
 
 
 def _visible(text: str, one_line: bool = False) -> str:
-    """Text from a server or model with every dangerous or invisible character shown escaped;
-    ``one_line`` escapes line breaks and tabs too (for names, which must not forge lines)."""
+    """Peer text with dangerous or invisible characters escaped; ``one_line``: line breaks and tabs too."""
     text = text.replace("\r\n", "\n")
     if one_line:
         text = text.replace("\n", "\\n").replace("\t", "\\t")
@@ -452,8 +450,7 @@ def _listed(value: Any) -> list[Any]:
 
 
 def _user_dir(kind: str) -> str:
-    """mcpmini's folder for the user's ``config``, ``cache`` or ``state`` files: the XDG
-    variables, else ~/.config, ~/.cache, ~/.local/state (state: %LOCALAPPDATA% on Windows)."""
+    """mcpmini's folder for ``config``, ``cache`` or ``state`` files (XDG; state: %LOCALAPPDATA% on Windows)."""
     if kind == "state" and os.name == "nt":
         return os.path.join(os.environ.get("LOCALAPPDATA") or os.path.expanduser("~"), "mcpmini")
     variable, default = {"config": ("XDG_CONFIG_HOME", ".config"), "cache": ("XDG_CACHE_HOME", ".cache"),
@@ -462,8 +459,7 @@ def _user_dir(kind: str) -> str:
 
 
 def _write_json(path: str, data: Any) -> None:
-    """Write a user file atomically (readers see the old or the new one), private: 0600 in a
-    0700 folder, since these files grant access (tokens, approvals) or steer behaviour."""
+    """Write a user file atomically and privately (0600 in a 0700 folder): it may hold tokens."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
@@ -472,12 +468,8 @@ def _write_json(path: str, data: Any) -> None:
 
 
 class _CacheDir:
-    """A cache in a user folder, one file per key (named by the key's hash, so no secret of a
-    URL or command line reaches a name): using one entry never reads another. An entry is at most
-    CACHE_MAX_ENTRY bytes; the folder keeps at most CACHE_MAX_ENTRIES entries and CACHE_MAX_TOTAL
-    bytes, the least recently used (by mtime, renewed on reading) going first, and none unused for
-    LIST_CACHE_KEEP. Folders: eras (spec: clients MAY persist the era, so a silent legacy server
-    costs the probe once), lists, and tools (digests, in the state folder). Unreadable is absent."""
+    """A cache folder, one file per key named by its hash (no secret in a name), bounded by CACHE_MAX_*
+    and LIST_CACHE_KEEP, least recently used (mtime) evicted first; an unreadable entry is absent."""
 
     def __init__(self, name: str, folder: str = "cache") -> None:
         self.dir = os.path.join(_user_dir(folder), name)
@@ -535,8 +527,7 @@ def _read_capped(path: str, what: str, cap: int = MAX_CONFIG_SIZE) -> bytes:
 
 
 def _check_private(path: str, what: str) -> None:
-    """Refuse (ConfigError, saying how to fix it) a user file that grants access or steers
-    behaviour when another user owns it or its folder, or group or others may write to them."""
+    """ConfigError (with the fix) when another user owns ``path`` or its folder, or others may write them."""
     if os.name != "posix":
         return
     for target in (path, os.path.dirname(os.path.abspath(path))):
@@ -554,10 +545,7 @@ def _check_private(path: str, what: str) -> None:
 def _settle(future: asyncio.Future, result: Any, exc: BaseException | None = None) -> None:
     """Resolve ``future`` unless it is done already (a late answer is dropped)."""
     if not future.done():
-        if exc is None:
-            future.set_result(result)
-        else:
-            future.set_exception(exc)
+        future.set_result(result) if exc is None else future.set_exception(exc)
 
 
 def _quiet(future: asyncio.Future) -> None:
@@ -576,8 +564,7 @@ def _call_quietly(callback: Callable[..., Any], *args: Any) -> None:
 
 
 def _in_daemon_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future:
-    """Run a blocking call (a terminal read, a browser start, a DNS lookup) in a daemon
-    thread: unlike the executor's threads it never keeps the process alive at exit."""
+    """Run a blocking call in a daemon thread, which (unlike the executor's) never holds the exit."""
     loop = asyncio.get_running_loop()
     future = loop.create_future()
 
@@ -624,10 +611,8 @@ def _did_you_mean(name: str, names: list[str]) -> str:
 
 def _argument_problem(arguments: JSON, schema: Any, *, strict_keys: bool = False,
                       json_hint: str = "", noun: str = "argument") -> str | None:
-    """What is wrong with ``arguments`` at the schema's top level (required, types, enum, unknown
-    keys), in one line for a person or a model; None if nothing is. Unknown keys are refused when
-    ``additionalProperties`` is false (``strict_keys``: also when unset but ``properties`` are
-    listed); ``$ref`` and unusable keywords are skipped. ``json_hint`` follows a wrong object or array."""
+    """One line on what is wrong with ``arguments`` at the schema's top level, or None. Unknown
+    keys are refused when additionalProperties is false (``strict_keys``: or unset with properties)."""
     schema = _object(schema)
     props = _object(schema.get("properties"))
     missing = [n for n in _listed(schema.get("required")) if isinstance(n, str) and n not in arguments]
@@ -686,9 +671,7 @@ class _Garbled(ProtocolError):
 
 
 def _jsonrpc(data: bytes | str) -> Any:
-    """The JSON-RPC message (or 2025-03-26 batch) in ``data``; None for noise (a banner, a log
-    line, an unreadable notification). A response that starts as JSON-RPC but cannot be parsed
-    (too deep, too many digits, NaN, cut short) raises _Garbled: its waiter fails at once."""
+    """The JSON-RPC message or batch in ``data``; None for noise; _Garbled for a broken response."""
     try:
         message = _loads(data)
     except (ValueError, RecursionError) as exc:   # RecursionError is not a ValueError
@@ -701,10 +684,9 @@ def _jsonrpc(data: bytes | str) -> Any:
         raise _Garbled(f"unreadable JSON-RPC response ({type(exc).__name__}: {str(exc)[:100]})",
                        json.loads(found.group(1)) if found else None) from None
     items = message if isinstance(message, list) and message else [message]
-    if all(isinstance(m, dict) and (m.get("jsonrpc") == "2.0" or {"result", "error", "method"} & m.keys())
-           for m in items):
-        return message
-    return None
+    valid = all(isinstance(m, dict) and (m.get("jsonrpc") == "2.0" or {"result", "error", "method"} & m.keys())
+                for m in items)
+    return message if valid else None
 
 
 def _message(method: str, params: JSON | None, **fields: Any) -> JSON:
@@ -722,20 +704,16 @@ def _request_id(rid: Any) -> int | None:
 class _Session:
     """JSON-RPC over one transport: ids, the pending table, timeouts, cancellation, server requests.
 
-    The seam is asyncio's protocol/transport split: the session hands its transport three callbacks
-    and calls only its public methods; neither reads the other's state::
+    The transport contract (neither side reads the other's state)::
 
         await transport.open(deliver, fail, closed)
-            deliver(message)   every message read (a dict, or a list: a 2025-03-26 batch)
-            fail(rid, exc)     the exchange of ``rid`` failed (an HTTP status, a broken stream, an
-                               unreadable reply); rid None: an unreadable reply fails them all
-            closed(exc)        the connection ended: every waiter fails at once with ``exc``
+            deliver(message)   every message read (a dict, or a list: a batch)
+            fail(rid, exc)     the exchange of ``rid`` failed; rid None: all of them
+            closed(exc)        the connection ended: every waiter fails with ``exc``
         await transport.send(message, headers)   ``headers``: HTTP headers for this request
-        await transport.cancel(rid, notice)   the session gave up on ``rid``: stop reading its reply,
-                                              and send ``notice`` (notifications/cancelled; None: never
-                                              on the wire) where that is how this transport cancels
-        transport.pause_reading() / transport.resume_reading()   backpressure
-        await transport.close(fast)
+        await transport.cancel(rid, notice)   stop reading ``rid``'s reply; send ``notice`` if it is
+                                              this transport's way to cancel (None: never sent)
+        transport.pause_reading() / resume_reading(); await transport.close(fast)
     """
 
     def __init__(self, transport: _Transport, *, label: str = "server",
@@ -758,8 +736,7 @@ class _Session:
     async def request(self, method: str, params: JSON | None = None, *, timeout: float,
                       cancellable: bool = True, progress: Callable[[JSON], Any] | None = None,
                       progress_token: bool = False, headers: dict[str, str] | None = None) -> JSON:
-        """Send a request and wait for its result; raise RemoteError for an error reply.
-        ``cancellable`` False: never cancelled on the wire (initialize, and the probe before it)."""
+        """Send a request, wait for its result (RemoteError for an error); ``cancellable`` False: never on the wire."""
         self._next_id += 1
         rid = self._next_id
         if progress_token:  # the request id doubles as the progress token
@@ -775,8 +752,7 @@ class _Session:
             if not self.closed:   # best effort and bounded, even inside a cancellation
                 why = "cancelled by the client" if isinstance(exc, asyncio.CancelledError) else \
                     f"timed out after {timeout:g} s"
-                notice = _message("notifications/cancelled", {"requestId": rid, "reason": why}) \
-                    if cancellable else None
+                notice = _message("notifications/cancelled", {"requestId": rid, "reason": why}) if cancellable else None
                 if notice is not None:
                     self.trace(self.label, "->", notice)
                 try:
@@ -814,8 +790,7 @@ class _Session:
         await self.transport.send(message, headers)
 
     def dispatch(self, message: Any) -> None:
-        """Route one parsed message; hostile input is logged and dropped. Like ``fail`` and
-        ``connection_lost``, a transport's callback: it never raises."""
+        """Route one parsed message; hostile input is logged and dropped (a callback: never raises)."""
         self.trace(self.label, "<-", message)
         for item in message if isinstance(message, list) else [message]:
             try:
@@ -855,18 +830,15 @@ class _Session:
         params = _object(params)
         if method == "notifications/progress":
             pending = self._pending.get(_request_id(params.get("progressToken")))
-            if pending is not None:
-                # spec: progress MAY reset the timeout, but a hard maximum still holds
-                now = pending.future.get_loop().time()
-                pending.deadline = min(now + pending.timeout, pending.hard_deadline)
+            if pending is not None:   # spec: progress MAY reset the timeout, up to a hard maximum
+                pending.deadline = min(pending.future.get_loop().time() + pending.timeout, pending.hard_deadline)
                 if pending.on_progress:
                     _call_quietly(pending.on_progress, params)
         if self.on_notification:
             _call_quietly(self.on_notification, method, params)
 
     def _start_answer(self, message: JSON) -> None:
-        """Answer a server request in a task; at MAX_SERVER_REQUESTS answers in progress the
-        transport stops reading, so a flood cannot grow memory or starve the loop."""
+        """Answer a server request in a task; at MAX_SERVER_REQUESTS in progress, reading pauses."""
         task = asyncio.ensure_future(self._answer(message))
         self._answering.add(task)
         task.add_done_callback(self._answered)
@@ -955,9 +927,7 @@ class _Transport:
 # stdio ---------------------------------------------------------------------------------------
 
 class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
-    """A server process spoken to over its stdin/stdout, one JSON message per line. It is the
-    process's asyncio protocol too: no reader task; on POSIX stdout is a pipe of our own, read
-    directly, a loop turn less per message (the subprocess transport hands data on by call_soon)."""
+    """A server process over stdin/stdout, one JSON message per line; also its asyncio protocol."""
 
     def __init__(self, argv: list[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = False, label: str = "server") -> None:
@@ -976,8 +946,7 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
         self._exit = self._eof = self._err_eof = None   # futures: process exited, pipes ended
         self._writable = self._ending = None   # pending while stdin's pipe is full; the exit report
         self._closing = self._lost = False
-        # stderr lines written while it answers the era probe (an SDK that does not know
-        # server/discover may log pages of errors): the first shown, the rest counted; [] after
+        # stderr lines while it answers the era probe (maybe pages of errors): 1st shown; [] after
         self._probe_noise: list[int] | None = None
 
     async def open(self, deliver: Callable[[Any], None], fail: Callable[[Any, BaseException], None],
@@ -1027,9 +996,8 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
             await asyncio.shield(self._writable)
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
-        """Split stdout into lines here: no readline() limit, linear in the message size. A
-        line that spans reads grows one bytearray, dropped whole once delivered (pieces kept
-        apart would leave the allocator's heap fragmented: ~10 MB more RSS per 10 MB line)."""
+        """Split stdout into lines, linear in size; a line spanning reads grows one bytearray
+        (pieces kept apart fragment the heap: ~10 MB more RSS per 10 MB line)."""
         if fd == 2:
             return self._stderr(data)
         if self._lost:
@@ -1138,19 +1106,14 @@ class _StdioTransport(_Transport, asyncio.SubprocessProtocol, asyncio.Protocol):
 
     def _closed_error(self, why: str) -> ConnectionClosed:
         code = self.process.get_returncode() if self.process else None
-        if code is None:
-            what = why
-        elif code < 0 and os.name == "posix":
-            what = f"the server was killed by signal {-code}"
-        else:
-            what = f"the server exited with status {code}"
+        what = (why if code is None else f"the server was killed by signal {-code}"
+                if code < 0 and os.name == "posix" else f"the server exited with status {code}")
         tail = " | ".join(line[:300] for line in list(self.stderr_tail)[-5:])
         return ConnectionClosed(f"{self.label}: {what}" + (f"; its stderr ends: {tail}" if tail else
                                                          "; it wrote nothing on stderr"))
 
     async def close(self, fast: bool = False) -> None:
-        """Close stdin, wait, SIGTERM, wait, SIGKILL — to the whole process group, since
-        wrappers like npx or uvx leave children behind. ``fast`` skips the polite wait."""
+        """Close stdin, SIGTERM, SIGKILL the process group (npx/uvx leave children), waiting between."""
         process = self.process
         if process is None or self._closing:
             return
@@ -1194,8 +1157,7 @@ _guarded: list[int] = []
 
 
 def _guard_group(pgid: int) -> None:
-    """Make sure a server's process group dies with us, even by SIGTERM or SIGHUP: only signals
-    still at their default action are taken over, and end the process so after the cleanup."""
+    """Make a server's process group die with us, also on SIGTERM/SIGHUP (if at their default action)."""
     _live_groups.add(pgid)
     if _guarded or os.name != "posix" or threading.current_thread() is not threading.main_thread():
         return
@@ -1218,20 +1180,17 @@ def _kill_live_groups(signum: int = 0, frame: Any = None) -> None:
 
 def _killpg(pgid: int, sig: int) -> bool:
     """Signal a process group (0: only look); False when it is gone."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
         return True
-    except (ProcessLookupError, PermissionError):
-        return False
+    return False
 
 
 # HTTP plumbing: SSE, URLs, proxies, connections, one request ---------------------------------
 
 class _SSEParser:
-    """Incremental Server-Sent Events parser (WHATWG rules; digest §5.5): ``feed(data)`` returns
-    the events ``data`` completes, as ``(type, data, id)``; a \\r\\n may be split between feeds.
-    ``last_id`` and ``retry`` (ms) persist; an event with empty data (a 2025-11-25 priming
-    event) is not returned, but its id is kept. An event over ``limit`` bytes: ProtocolError."""
+    """Incremental SSE parser (WHATWG): ``feed(data)`` returns the completed ``(type, data, id)`` events
+    but empty-data (priming) ones; ``last_id``/``retry`` (ms) persist. Over ``limit`` bytes: ProtocolError."""
 
     def __init__(self, *, last_id: str = "", retry: int | None = None, limit: int = MAX_MESSAGE_SIZE) -> None:
         self.last_id, self.retry, self.limit = last_id, retry, limit
@@ -1275,8 +1234,7 @@ class _SSEParser:
                 events.append((kind, data.decode("utf-8", "replace"), self.last_id))
             return
         name, _, value = line.partition(b":")   # a comment (keep-alive) has the empty name
-        if value[:1] == b" ":
-            value = value[1:]
+        value = value.removeprefix(b" ")
         if name == b"data":
             self._data.append(value)
             self._size += len(value) + 1
@@ -1350,14 +1308,12 @@ def _has_header(headers: dict[str, str], name: str) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _proxy_for(scheme: str, host: str, port: int, env: tuple) -> tuple[str, int, dict[str, str]] | None:
-    """The proxy for a URL from the environment: (host, port, CONNECT/request headers). ``env``
-    (PROXY_VARIABLES' values) keys the cache: getproxies() costs a quarter of a call's CPU."""
+    """(host, port, headers) of the environment's proxy for a URL; ``env`` (PROXY_VARIABLES) keys the cache."""
     import urllib.request
     proxy = urllib.request.getproxies().get(scheme)
     if not proxy or urllib.request.proxy_bypass(f"{host}:{port}") or urllib.request.proxy_bypass(host):
         return None
-    if "://" not in proxy:
-        proxy = "http://" + proxy
+    proxy = proxy if "://" in proxy else "http://" + proxy
     parts = urlsplit(proxy)
     if parts.scheme.lower() != "http" or not parts.hostname:
         raise ConnectionClosed(f"unsupported proxy {_safe_url(proxy)} (only http:// proxies)")
@@ -1403,9 +1359,7 @@ class _Headers(dict):
 
 
 class _Connection(asyncio.Protocol):
-    """One HTTP/1.1 connection as an asyncio protocol: the loop fills ``buffer``, readers wait in
-    ``_more()``. At the deadline ``arm()`` sets, or when its reader is cancelled (2026-07-28:
-    cancelling is closing the stream), it is closed: nothing outlives its caller."""
+    """One HTTP/1.1 connection (asyncio protocol); closed at ``arm()``'s deadline or if its reader is cancelled."""
 
     def __init__(self, key: tuple, proxy: tuple[str, int, dict[str, str]] | None) -> None:
         self.key, self.proxy, self.loop = key, proxy, asyncio.get_running_loop()
@@ -1500,8 +1454,7 @@ class _Connection(asyncio.Protocol):
         return data
 
     async def read_head(self) -> tuple[bytes, int, str, _Headers]:
-        """(version, status, reason, fields) of the next final response (1xx skipped), within
-        HTTP_MAX_LINE, HTTP_MAX_HEADERS and HTTP_MAX_HEAD; folded fields (RFC 9112 §5.2) refused."""
+        """(version, status, reason, fields) of the next final response (1xx skipped), bounded."""
         budget = HTTP_MAX_HEAD
         while True:
             lines = (await self.read_until(HTTP_HEAD_END, budget, "the response header exceeded "
@@ -1549,17 +1502,15 @@ class _ConnectionPool:
             conn.close()
 
     def close(self) -> None:
-        for idle in self._idle.values():
-            for conn in idle:
-                conn.close()
+        for conn in [c for idle in self._idle.values() for c in idle]:
+            conn.close()
         self._idle.clear()
 _default_pool = _ConnectionPool()
 
 
 async def _connect(url: str, key: tuple, proxy: tuple[str, int, dict[str, str]] | None,
                    deadline: float | None, what: str, timeout: float | None) -> _Connection:
-    """A new connection (TCP, then TLS for https, through a CONNECT tunnel when proxied), bounded
-    by CONNECT_TIMEOUT and the exchange's deadline; _NotSent when it fails (nothing was written)."""
+    """A new connection (TCP, TLS, CONNECT tunnel when proxied) within CONNECT_TIMEOUT; else _NotSent."""
     import socket
     scheme, host, port = key   # (scheme, host, port) of ``url``
     conn = _Connection(key, proxy)
@@ -1747,8 +1698,7 @@ async def _send(pool: _ConnectionPool, method: str, url: str, headers: dict[str,
                 raise ProtocolError(f"{what}: {exc}") from None
             if isinstance(exc, MCPError) or not isinstance(exc, OSError):
                 raise
-            # The server may close an idle connection just as we reuse it, maybe after our request
-            # reached it: only a request safe to repeat goes again (issue 12 item 3).
+            # a reused connection may close after our request reached it: only a safe one goes again
             if reused and idempotent and isinstance(exc, ConnectionError):
                 log.debug("%s: the reused connection failed (%s); retrying once on a new one", what, exc)
                 conn = None
@@ -1762,13 +1712,9 @@ async def _http_request(method: str, url: str, *, headers: dict[str, str] | None
                         body: bytes | None = None, timeout: float | None = DEFAULT_TIMEOUT,
                         pool: _ConnectionPool | None = None, idempotent: bool = False,
                         redirects: bool = True) -> _HTTPResponse:
-    """One HTTP/1.1 request on asyncio (no threads): the response once its headers arrived
-    (``.close()`` it: a fully read connection goes back to ``pool``). ``timeout`` bounds the whole
-    exchange, body reads included (RequestTimeout); None: the caller cancels, which closes it.
-    A request not ``idempotent`` (GET, HEAD, DELETE are) is never sent twice: a broken connection
-    fails it with ConnectionClosed (_NotSent: nothing was written). Redirects (unless ``redirects``
-    is False): http(s) only, at most MAX_REDIRECTS, POST only on 307/308, and a request with
-    credentials or configured headers only within its origin."""
+    """One HTTP/1.1 request: the response once its head arrived (``.close()`` it to return the
+    connection to ``pool``). ``timeout`` bounds the whole exchange (None: the caller cancels). Not
+    ``idempotent``: never sent twice. Redirects: http(s), MAX_REDIRECTS, credentials same-origin."""
     what = f"HTTP {method} {_safe_url(url)}"
     deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
     headers = dict(headers or {})
@@ -1805,9 +1751,7 @@ async def _http_request(method: str, url: str, *, headers: dict[str, str] | None
 # HTTP headers of MCP, authorization errors ---------------------------------------------------
 
 def _header_value(text: str) -> str:
-    """An Mcp-Name / Mcp-Param-* value: as is when plain visible ASCII, else
-    ``=?base64?<UTF-8 base64>?=`` (digest §5.2: non-ASCII, control characters, TAB, leading
-    or trailing whitespace, or a plain value that already looks encoded)."""
+    """An Mcp-Name / Mcp-Param-* value: as is when plain visible ASCII, else base64 (digest §5.2)."""
     if (text.isascii() and text.isprintable() and text == text.strip()
             and not (text.startswith(BASE64_MARK[0]) and text.endswith(BASE64_MARK[1]))):
         return text
@@ -1818,8 +1762,7 @@ def _header_value(text: str) -> str:
 def _x_mcp_headers(schema: Any) -> tuple[list[tuple[tuple[str, ...], str]], str | None]:
     """A tool inputSchema's ``x-mcp-header``s as (property path, name), or why they are invalid (§7.4)."""
     found: list[tuple[tuple[str, ...], str]] = []
-    # (node, its property path, reached from the root through "properties" alone); a stack whose
-    # children go on reversed: depth first, in the schema's order (the headers' order on the wire)
+    # (node, property path, reached through "properties" alone); depth first, in the schema's order
     todo: list[tuple[Any, tuple[str, ...], bool]] = [(schema, (), True)]
     while todo:
         node, path, direct = todo.pop()
@@ -1873,8 +1816,7 @@ def _param_headers(schema: Any, arguments: Any) -> dict[str, str]:
 
 
 def _drop_invalid_header_tools(tools: list[JSON], label: str, warned: set[str]) -> list[JSON]:
-    """The tools whose x-mcp-header annotations are valid (spec: a Streamable HTTP client MUST
-    drop the others, and SHOULD say why: once per tool, ``warned`` remembers)."""
+    """The tools whose x-mcp-header annotations are valid; the others are dropped, warned once."""
     kept = []
     for tool in tools:
         _, problem = _x_mcp_headers(_object(tool).get("inputSchema"))
@@ -1887,9 +1829,8 @@ def _drop_invalid_header_tools(tools: list[JSON], label: str, warned: set[str]) 
 
 
 def _auth_challenges(value: str) -> list[tuple[str, dict[str, str]]]:
-    """RFC 9110 challenges in order: [(scheme lowercased, {param: value})]. Read item by item
-    (quoted strings with escapes, commas inside quotes), so a parameter name quoted inside
-    another value (``error_description="x scope=admin"``) is never taken; token68 is skipped."""
+    """RFC 9110 challenges: [(scheme lowercased, {param: value})], quoted strings read whole
+    (``error_description="x scope=admin"`` sets no scope); token68 is skipped."""
     out: list[tuple[str, dict[str, str]]] = []
     pos = 0
     while match := AUTH_ITEM.match(value, pos):
@@ -1940,8 +1881,7 @@ def _status_error(label: str, resp: _HTTPResponse, url: str, body: bytes, what: 
 # Streamable HTTP (both eras) and HTTP+SSE (2024-11-05) ---------------------------------------
 
 def _sse_delay(retry: int | None, quiet: int) -> float:
-    """Seconds before reconnecting an SSE stream: the server's ``retry`` (spec: honour it), at
-    least SSE_RETRY_MIN, doubled for each quiet stream in a row: no reconnection storm."""
+    """Seconds before reconnecting an SSE stream: ``retry``, at least SSE_RETRY_MIN, doubled per quiet stream."""
     base = max(retry / 1000 if retry is not None else SSE_RETRY_DEFAULT, SSE_RETRY_MIN)
     return base * 2 ** max(quiet - 1, 0)
 
@@ -1964,8 +1904,7 @@ class _HTTPTransport(_Transport):
 
     async def _request(self, method: str, url: str, headers: dict[str, str], doing: str = "",
                        **options: Any) -> _HTTPResponse:
-        """``_http_request`` on the pool, with OAuth's Authorization put in ``headers`` (error messages
-        see it); a 401/403 goes again while ``auth.challenge`` gets a new token, else AuthError."""
+        """``_http_request`` with OAuth headers; a 401/403 retries while auth gets a new token, else AuthError."""
         tries: dict[int, int] = {}
         try:
             while True:
@@ -1993,8 +1932,7 @@ class _HTTPTransport(_Transport):
 
     async def _post_no_reply(self, url: str, headers: dict[str, str],
                              body: bytes) -> tuple[_HTTPResponse | None, bytes]:
-        """POST a message that expects no reply (202); a JSON-RPC body that comes anyway is
-        delivered. (None, b"") on success, else the failed answer and its body."""
+        """POST a message expecting no reply (a JSON-RPC body is delivered): (None, b"") or the failure."""
         resp = await self._request("POST", url, headers, body=body, timeout=self.timeout)
         try:
             data = await resp.read()
@@ -2021,11 +1959,8 @@ class _Flight:
 
 
 class _StreamableHTTPTransport(_HTTPTransport):
-    """Streamable HTTP, both eras: one POST per message; replies as JSON or SSE. 2026-07-28 (a
-    request whose ``_meta`` names a version): MCP-Protocol-Version, Mcp-Method, Mcp-Name
-    headers; cancelling closes the request's connection. Legacy: the initialize response's
-    session id and version echoed, 404 → session expired, SSE replies resumed with GET +
-    Last-Event-ID, a GET stream for messages outside requests, DELETE on close."""
+    """Streamable HTTP, both eras: one POST per message, replies as JSON or SSE. Modern: MCP-*
+    headers, cancelling closes the connection. Legacy: session id, resumed SSE, GET stream, DELETE."""
 
     def __init__(self, url: str, **options: Any) -> None:
         super().__init__(url, **options)
@@ -2079,15 +2014,13 @@ class _StreamableHTTPTransport(_HTTPTransport):
         resp, data = await self._post_no_reply(self.url, all_headers, body)
         if resp is not None:
             log.warning("%s", _status_error(self.label, resp, self.url, data, f"POST {what}"))
-        if method == "notifications/initialized" and not self.modern_version:
-            # the session is ready: open the optional GET stream (a new session's replaces it)
+        if method == "notifications/initialized" and not self.modern_version:   # open the optional GET stream
             if self._listener is not None:
                 self._listener.cancel()
             self._listener = asyncio.ensure_future(self._listen())
 
     async def cancel(self, rid: int, notice: JSON | None) -> None:
-        """Modern: closing the request's connection is the cancellation (no notification).
-        Legacy: disconnecting is not cancelling, so the notice is posted too."""
+        """Close the request's connection; legacy: post the notice too (disconnecting is not cancelling)."""
         flight = self._flights.get(rid)
         if flight is not None and flight.task is not None:
             flight.task.cancel()
@@ -2159,8 +2092,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         return flight.answered
 
     async def _read_stream(self, flight: _Flight, resp: _HTTPResponse) -> None:
-        """An SSE reply: messages until the response; a legacy stream that breaks off after an
-        event id is resumed with GET + Last-Event-ID after the server's ``retry`` delay."""
+        """An SSE reply: messages until the response; a broken legacy stream is resumed (Last-Event-ID)."""
         parser = _SSEParser()
         quiet = 0   # streams in a row that brought no message
         while True:
@@ -2211,9 +2143,7 @@ class _StreamableHTTPTransport(_HTTPTransport):
         return False
 
     async def _listen(self) -> None:
-        """The legacy GET stream of messages outside requests (405: none); a broken one is resumed
-        after ``retry`` with Last-Event-ID. After MAX_SSE_RESUMES reconnects in a row without a new
-        event (one whose id was seen is not) it is not reopened for this session; no request fails."""
+        """The legacy GET stream (405: none), resumed until MAX_SSE_RESUMES reconnects bring nothing new."""
         parser, seen = _SSEParser(), deque(maxlen=64)   # the ids of the last events that were news
         quiet = -1   # reconnects in a row that brought nothing new (the first stream is no reconnect)
         while not self._closed:
