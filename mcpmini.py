@@ -205,9 +205,8 @@ ENV_ALLOWLIST = frozenset({
 CONFIG_PATHS = ("workspaceFolder", "workspaceFolderBasename", "userHome", "pathSeparator", "/")
 CONFIG_VARIABLE = re.compile(r"\$\$|\$\{(?P<name>[^}:]+(?::[^}-][^}]*)?)(?::-(?P<default>[^}]*))?\}")
 MIN_SECRET_LENGTH = 6           # shorter values ("info", "true") would redact ordinary words
-ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "timeout",
-                        "protocol", "oauth", "inheritEnv", "envFile", "disabled", "enabled",
-                        "allowTools", "denyTools", "readOnly"})
+ENTRY_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "timeout", "protocol", "oauth",
+                        "inheritEnv", "envFile", "disabled", "enabled", "allowTools", "denyTools", "readOnly"})
 MAX_CONFIG_SIZE = 4 << 20       # a config file (or an env file) larger than this is refused
 MAX_FILE_ARGUMENT = 32 << 20    # a tool argument read from a file (key=@path)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")   # spec: what a tool name should be (check lints it)
