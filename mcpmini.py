@@ -270,6 +270,11 @@ class MCPError(Exception):
         super().__init_subclass__(**options)
         cls.kind = kind or cls.kind
 
+    @property
+    def exit_code(self) -> int:
+        """The command line's exit status for this error."""
+        return EXIT_CODES[self.kind]
+
 
 class ConfigError(MCPError, ValueError, kind="config"):
     """A config file, a server entry or an argument is wrong; nothing was sent."""
@@ -7883,7 +7888,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run_main(globals()[f"_cmd_{args.command}"](args, out), out)
     except MCPError as exc:
         out.error(str(exc), exc.kind)
-        return EXIT_CODES[exc.kind]
+        return exc.exit_code
     except KeyboardInterrupt as exc:   # the first SIGINT (130), SIGTERM (143) or SIGHUP (129)
         signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
         kind = "interrupted" if signum == signal.SIGINT else "terminated"
