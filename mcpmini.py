@@ -4415,10 +4415,9 @@ class ServerConfig:
     transport = property(lambda self: "sse" if self.type == "sse" else ("http" if self.url else "stdio"))
 
     def expanded(self) -> ServerConfig:
-        """A copy with ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``, ``$$``, CONFIG_PATHS
-        and answered ``${input:id}`` expanded, and ``envFile`` read; an unset variable is a
-        ConfigError. ``${workspaceFolder}`` is the config file's folder, or the project root
-        for ``.vscode/`` and ``.cursor/`` files (the current directory for ``~/.cursor/``)."""
+        """A copy with ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``, ``$$``, CONFIG_PATHS and answered
+        ``${input:id}`` expanded, ``envFile`` read; an unset variable is a ConfigError. ``${workspaceFolder}``:
+        the file's folder, the project root for ``.vscode/``/``.cursor/`` (the current one for ``~/.cursor/``)."""
         folder = os.path.dirname(os.path.abspath(self.source)) if self.source else os.getcwd()
         if os.path.basename(folder) in (".vscode", ".cursor"):
             folder = os.path.dirname(folder)
@@ -4718,11 +4717,10 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
                 discover: bool = True) -> dict[str, ServerConfig]:
-    """Configured servers by name, lowest to highest precedence: the user's file, the
-    project's ``.mcp.json`` and ``mcp.json`` (trusted only once approved with ``trust``),
-    ``$MCPMINI_CONFIG``, then ``files`` in order; a later entry replaces an earlier one whole.
-    Entries of unapproved project files come back with ``trusted=False`` and never shadow a trusted
-    entry. A broken discovered file is skipped with a warning; a broken explicit one is a ConfigError."""
+    """Configured servers by name, lowest to highest precedence: the user's file, the project's ``.mcp.json``
+    and ``mcp.json`` (trusted only once approved with ``trust``), ``$MCPMINI_CONFIG``, then ``files``; a later
+    entry replaces an earlier one whole. Entries of unapproved project files come back ``trusted=False`` and
+    never shadow a trusted one. A broken discovered file is skipped with a warning, a broken explicit one raises."""
     paths = _config_paths(files, cwd)
     explicit = {os.path.realpath(p) for p, origin in paths if origin == "explicit"}
     trusted, untrusted = {}, {}   # name -> ServerConfig, by whether its file is trusted
@@ -4791,9 +4789,8 @@ def _server_config(server: Any) -> ServerConfig:
 
 
 def _function_names(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    """``{function name: (server, MCP tool name)}``, names matching ``^[A-Za-z][A-Za-z0-9_-]{0,63}$``:
-    other characters become ``_``, ``t_`` precedes a non-letter, and a long or colliding name ends
-    in a hash of the pair (the first of two keeps the plain name: the same input, the same map)."""
+    """``{function name: (server, MCP tool name)}``, names matching ``^[A-Za-z][A-Za-z0-9_-]{0,63}$``: other
+    characters become ``_``, ``t_`` precedes a non-letter, a long or colliding one ends in a hash of the pair."""
     aliases: dict[str, tuple[str, str]] = {}
     taken: set[str] = set()   # case-folded: some servers compare names without case
     for server, tool in pairs:
@@ -4820,18 +4817,15 @@ def _why(exc: BaseException) -> str:
 
 
 class Servers:
-    """Many MCP servers at once, as an async context manager.
-
-    ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of :class:`Client`
-    objects (connected or not) or of what ``Client()`` takes. Entering connects them concurrently; one
-    that cannot be built or connected goes to ``failed`` (name -> exception), the others stay usable
-    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` (_Recovery); given ones
-    only the tool policy (``allow``, ``deny`` and ``read_only``, as Client takes them, narrow theirs).
-    ``heartbeat`` (seconds): idle connections are pinged at that rate, and a lost server is reconnected
-    in the background by the same rule (calls to it fail at once, with the cause). ``on_event(kind,
-    info)`` reports ``server_failed``, and ``server_lost``, ``server_back`` and ``tools_changed`` of
-    each client with no ``on_event`` of its own.
-    ``list_tools()`` (and resources, prompts): every usable server's, each item with a ``server`` key."""
+    """Many MCP servers at once, as an async context manager. ``servers``: a ``{name: server}`` mapping
+    (e.g. :func:`load_config`'s), or a list of :class:`Client` objects or of what ``Client()`` takes.
+    Entering connects them concurrently; one that cannot be built or connected goes to ``failed`` (name
+    -> exception), the others stay usable (``clients``). Clients built here get ``timeout``, ``options``
+    and ``reconnect=True``; given ones only the tool policy (``allow``, ``deny``, ``read_only``) narrows.
+    ``heartbeat`` (seconds): idle connections are pinged at that rate and a lost server is reconnected in
+    the background (calls to it fail at once, with the cause). ``on_event(kind, info)`` reports
+    ``server_failed``, and the events of each client with no ``on_event`` of its own. ``list_tools()``
+    (and resources, prompts): every usable server's, each item with a ``server`` key."""
 
     def __init__(self, servers: Any = (), *, timeout: float | None = None, heartbeat: float | None = None,
                  on_event: Callable[[str, JSON], Any] | None = None, **options: Any) -> None:
@@ -4975,9 +4969,8 @@ class Servers:
 
 
 class _Blocking:
-    """An async object (``target``) behind blocking methods, on a private event loop in a thread
-    of its own: calls work from any thread, even one that runs an event loop. Ctrl-C in a call
-    cancels its request on the wire; ``close()`` (or leaving ``with``) closes the target."""
+    """An async ``target`` behind blocking methods, on a private event loop in a thread of its own (callable
+    from any thread). Ctrl-C in a call cancels its request; ``close()`` (or leaving ``with``) closes it."""
 
     _wraps: Any = None
 
@@ -5050,12 +5043,8 @@ class SyncServers(_Blocking):
 
 
 # -- Agent ------------------------------------------------------------------------------------
-# `run_agent`: a small loop over any OpenAI-compatible Chat Completions endpoint (no argparse, no printing).
-#
-#     question ─► model ─► reply with tool_calls? ─ no ──► answer
-#                   ▲                 │ yes
-#                   └── one "tool" message per call ◄── MCP tools/call (concurrently)
-#
+# `run_agent`: a small loop over any OpenAI-compatible Chat Completions endpoint (no argparse, no printing):
+# the model's tool_calls run as MCP tools/call (concurrently), one "tool" message each, until a reply has none.
 # Only failures of the model endpoint stop the loop: whatever goes wrong with a tool (bad arguments, unknown
 # name, isError, JSON-RPC errors, a server that died twice) is the tool's answer, so the model can correct it.
 
@@ -5270,15 +5259,12 @@ class _ModelEndpoint:
         if api_key:  # an empty Bearer is refused by servers started with --api-key
             self.headers["Authorization"] = f"Bearer {api_key}"
         self.stream_options = stream
-        # Sent with tools (llama-cpp-python takes a missing one for "none"); None once the
-        # server refused it (vLLM without auto tool choice), for the rest of the run.
-        self.tool_choice: Any = "auto"
+        self.tool_choice: Any = "auto"   # sent with tools (llama-cpp-python reads none as "none"); None once refused
 
     async def complete(self, messages: list[JSON], tools: list[JSON], on_text: Callable[[str], Any] | None,
                        on_retry: Callable[[JSON], None]) -> _Reply:
-        """One step. Retries 408/409/429/5xx and failed connections, never once ``on_text`` had
-        answer text; a 400 about ``stream_options`` or ``tool_choice`` once without that field, and
-        a stream that ended before its first event once unstreamed (``on_retry`` with ``fallback``)."""
+        """One step. Retries 408/409/429/5xx and failed connections, never once ``on_text`` had text; a 400 about
+        ``stream_options``/``tool_choice`` once without it, an empty stream once unstreamed (``fallback``)."""
         attempt, stream = 0, self.stream
         while True:
             reply = _Reply(on_text)
@@ -5432,25 +5418,23 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
                     max_result_chars: int = AGENT_MAX_RESULT_CHARS, allow: list[str] | None = None,
                     deny: list[str] | None = None, read_only: bool = False) -> JSON:
     """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint, which may
-    call the tools of the MCP servers in ``clients``; returns the transcript.
+    call the tools of the MCP servers in ``clients`` (a :class:`Servers`, or what it takes: those not
+    connected yet are connected here and closed at the end; one that fails is skipped); returns the transcript.
 
-    ``clients``: a :class:`Servers`, or what it takes; those not connected yet are connected here (with
-    ``reconnect=True``) and closed at the end; a server that fails is skipped. ``api_key`` is sent only to
-    ``base_url``. ``confirm(server, tool, arguments)`` (sync or async) is asked before every tool call; a
-    false answer tells the model the user declined. ``stream`` asks for SSE; ``on_text(piece)`` receives
-    the answer text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
-    ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked again, for
-    the rest of the run, without a field the server refused, or unstreamed), ``reply``, ``tool_call``,
-    ``tool_result``, ``server_lost``, ``server_back``. A result longer than ``max_result_chars`` is cut for the
-    model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
-    or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
+    ``api_key`` is sent only to ``base_url``. ``confirm(server, tool, arguments)`` (sync or async) is asked
+    before every tool call; false tells the model the user declined. ``stream`` asks for SSE; ``on_text(piece)``
+    receives the answer text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
+    ``tools_changed``, ``request``, ``retry``, ``fallback`` (asked again without a refused field, or unstreamed),
+    ``reply``, ``tool_call``, ``tool_result``, ``server_lost``, ``server_back``. A result is cut for the model at
+    ``max_result_chars``; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``,
+    ``"none"``, or a tool the model must call (MCP name, ``server/tool`` or function name), ``"auto"`` after a
     step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``. ``allow``,
     ``deny``, ``read_only``: the tool policy (as Client's; it narrows given clients'): no other tool is offered.
 
-    The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function
-    name -> server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model
-    request: seconds, finish_reason, usage, retries, tool calls with their results), ``usage`` and
-    ``seconds``. An exception raised here carries the transcript so far as ``.transcript``."""
+    The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function name ->
+    server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model request: seconds,
+    finish_reason, usage, retries, tool calls and results), ``usage``, ``seconds``; an exception raised here
+    carries the transcript so far as ``.transcript``."""
     for name, value in (("max_steps", max_steps), ("max_result_chars", max_result_chars)):
         if value < 1:
             raise ValueError(f"{name} must be at least 1")
@@ -5582,11 +5566,9 @@ def _parse_arguments(text: str) -> tuple[JSON | None, str | None]:
             value = json.loads(value) if value.strip() else {}
     except ValueError as exc:
         return None, f"the arguments are not valid JSON ({exc}): {text[:200]}"
-    if value is None:
-        return {}, None
-    if not isinstance(value, dict):
+    if value is not None and not isinstance(value, dict):
         return None, f"the arguments must be a JSON object, not {text[:200]}"
-    return value, None
+    return value or {}, None
 
 
 async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers: Servers, *,
