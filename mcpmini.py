@@ -4389,8 +4389,7 @@ class Task:
 
 @dataclasses.dataclass
 class ServerConfig:
-    """One configured server: ``command``/``args`` for stdio or ``url`` for HTTP, as written
-    in its file (``${VAR}`` unexpanded until :meth:`expanded`)."""
+    """One configured server (stdio ``command`` or HTTP ``url``) as written; ``${VAR}`` expanded by :meth:`expanded`."""
 
     name: str
     command: str | None = None
@@ -4489,8 +4488,7 @@ def _expand(value: Any, server: ServerConfig, folder: str, secret: bool) -> Any:
 
 
 def _env_file(path: str, server: ServerConfig) -> dict[str, str]:
-    """The variables of an ``envFile`` (dotenv: ``KEY=value``, ``export``, quotes, ``#``
-    comments); each value counts as a secret."""
+    """The variables of a dotenv ``envFile`` (``KEY=value``, ``export``, quotes, ``#`` comments), each a secret."""
     try:
         text = _read_capped(path, "env file").decode("utf-8-sig")
     except (ConfigError, UnicodeDecodeError) as exc:
@@ -4532,8 +4530,7 @@ def _entry_digests(servers: dict[str, ServerConfig]) -> dict[str, str]:
 
 
 def _approve(path: str, digest: str, servers: dict[str, ServerConfig]) -> None:
-    """Record a project file as approved (its path, real path and the SHA-256 of the bytes
-    that were shown to the user; a digest per entry tells later what changed)."""
+    """Approve a project file: its path, real path, SHA-256 of the bytes shown and a digest per entry."""
     found = os.path.abspath(path)
     records = [r for r in _approvals() if r.get("path") != found]
     records.append({"path": found, "realpath": os.path.realpath(path), "sha256": digest,
@@ -4543,8 +4540,7 @@ def _approve(path: str, digest: str, servers: dict[str, ServerConfig]) -> None:
 
 
 def _trust_news(path: str, servers: dict[str, ServerConfig]) -> str:
-    """What is new in a project file that is not approved: ``is not yet approved``, or ``has changed
-    since you approved it`` and the entries added, removed or changed."""
+    """Why a project file is not approved: ``is not yet approved``, or ``has changed ...`` and the entries changed."""
     record = next((r for r in _approvals() if r.get("path") == os.path.abspath(path)), None)
     if record is None:
         return "is not yet approved"
@@ -4555,8 +4551,7 @@ def _trust_news(path: str, servers: dict[str, ServerConfig]) -> str:
 
 
 def _config_paths(files: list[str] | None, cwd: str | None = None) -> list[tuple[str, str]]:
-    """Every file load_config looks for, found or not, lowest precedence first, with its
-    origin: ``user``, ``project`` or ``explicit`` ($MCPMINI_CONFIG, then ``files``)."""
+    """Every file load_config looks for, lowest precedence first, with its origin: user, project or explicit."""
     found = [(os.path.join(_user_dir("config"), "mcp.json"), "user")]
     found += [(os.path.join(cwd or os.getcwd(), name), "project") for name in (".mcp.json", "mcp.json")]
     if os.environ.get("MCPMINI_CONFIG"):
@@ -4569,8 +4564,7 @@ def _project_files(cwd: str) -> list[str]:
 
 
 def _client_configs(cwd: str) -> list[tuple[str, str, bool]]:
-    """Where the other MCP clients keep their configs, as (client, path, a project file?):
-    their documented places on Linux, macOS and Windows, and the project files in ``cwd``."""
+    """(client, path, a project file?) of other MCP clients' configs: on Linux, macOS, Windows, and in ``cwd``."""
     home = os.path.expanduser("~")
     apps = (os.path.join(home, "Library", "Application Support") if sys.platform == "darwin" else
             os.environ.get("APPDATA") or os.path.join(home, "AppData", "Roaming") if os.name == "nt"
@@ -4635,10 +4629,9 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
 
 
 def _common_keys(entry: JSON) -> JSON:
-    """An entry in the spelling of Claude's files: Windsurf's ``serverUrl``, and Codex's
-    ``http_headers``, ``env_http_headers``, ``bearer_token_env_var``, ``env_vars`` (passed
-    on when set), ``*_timeout_sec`` and ``enabled_tools``/``disabled_tools`` (exact names) become ``url``,
-    ``headers``, ``env``, ``timeout`` and ``allowTools``/``denyTools``."""
+    """An entry in the spelling of Claude's files: Windsurf's ``serverUrl`` and Codex's ``http_headers``,
+    ``env_http_headers``, ``bearer_token_env_var``, ``env_vars`` (passed on when set), ``*_timeout_sec``,
+    ``enabled_tools``/``disabled_tools`` become ``url``, ``headers``, ``env``, ``timeout``, ``allow/denyTools``."""
     if not all(isinstance(entry.get(key, {}), dict) for key in ("headers", "env")):
         return entry   # _parse_entry says what is wrong
     entry, pop = dict(entry), lambda key: _object(entry.pop(key, None))
@@ -4754,8 +4747,7 @@ def _trust_text(path: str) -> str:
 
 
 def _configured(name: str, servers: dict[str, ServerConfig]) -> ServerConfig:
-    """The entry ``name`` of ``servers``, through the trust gate: ConfigError naming ``mcpmini trust``
-    for an entry of a project file not approved."""
+    """The entry ``name`` of ``servers`` through the trust gate (not approved: ConfigError naming ``mcpmini trust``)."""
     if not servers[name].trusted:
         raise ConfigError(f"server {name!r} is not used: {_trust_text(servers[name].source or '')}")
     return servers[name]
@@ -4919,8 +4911,7 @@ class Servers:
                 await self._lose(name, exc)   # a no-op while it is out
 
     async def request(self, server: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Await ``Client.<method>(*args, **kwargs)`` of one server (``read_resource``, ...);
-        a failed server is a ConnectionClosed at once, and a lost connection puts it there."""
+        """Await ``Client.<method>(...)`` of one server; a failed one: ConnectionClosed at once."""
         if server in self.failed:
             raise ConnectionClosed(f"{server}: unavailable: {self.failed[server]}") from self.failed[server]
         if server not in self._all:
@@ -5030,8 +5021,7 @@ class _SyncTask:
 
 
 class SyncClient(_Blocking):
-    """A blocking :class:`Client`: the same arguments, methods and results, no asyncio
-    (``with SyncClient([...]) as client: client.call_tool(...)``); callbacks run on its thread."""
+    """A blocking :class:`Client` (same arguments, methods, results; callbacks run on its thread)."""
 
     _wraps = Client
 
@@ -5096,8 +5086,7 @@ def _without_hidden(value: Any) -> Any:
 
 
 def _system_prompt(system: str | None, instructions: list[tuple[str, str]]) -> str:
-    """The one system message: ours (or the caller's), then each server's instructions under
-    its name, cut to AGENT_MAX_INSTRUCTIONS (they are untrusted text)."""
+    """The system message: ours (or the caller's), then each server's untrusted instructions, cut, under its name."""
     parts = [AGENT_SYSTEM if system is None else system]
     for name, text in instructions:
         text = _without_hidden(text.strip())
@@ -5170,8 +5159,7 @@ class _Reply:
                 slot["extra"][key] = value
 
     def tool_calls(self) -> list[JSON]:
-        """The calls as history wants them: nameless ones dropped, every id present and
-        unique, arguments a JSON string ("{}" when empty)."""
+        """The calls for the history: nameless ones dropped, ids present and unique, arguments a JSON string."""
         calls: list[JSON] = []
         for slot in [s for s in self.slots if s["name"]]:
             cid = slot["id"]
@@ -5484,8 +5472,7 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
 
 
 def _tool_choice(choice: str, offered: dict[str, JSON]) -> Any:
-    """``tool_choice`` as sent: a mode as it is; a tool (function name, MCP name or ``server/tool``) as the
-    named-function object, with the agent's function name."""
+    """``tool_choice`` as sent: a mode as it is; a tool (function, MCP or ``server/tool`` name) as a function object."""
     if choice in ("auto", "required", "none"):
         return choice
     names = {alias: (t["name"], f"{t['server']}/{t['name']}") for alias, t in offered.items()}
