@@ -4422,9 +4422,7 @@ class ServerConfig:
             folder = os.path.dirname(folder)
             folder = os.getcwd() if folder == os.path.expanduser("~") else folder
 
-        def expand(value: Any, secret: bool = False) -> Any:
-            return _expand(value, self, folder, secret)
-
+        expand = functools.partial(_expand, server=self, folder=folder, secret=False)
         env = {k: expand(v, secret=True) for k, v in self.env.items()}
         if self.env_file:
             env = {**_env_file(os.path.join(folder, expand(self.env_file)), self), **env}
@@ -4450,12 +4448,10 @@ class ServerConfig:
 
 
 def _expand(value: Any, server: ServerConfig, folder: str, secret: bool) -> Any:
-    """``value`` with its ``${...}`` substituted (a non-string as it is). A ``secret`` value counts
-    as a secret whole, any other the parts substituted from the environment (or typed for an input)."""
+    """``value`` with its ``${...}`` substituted; a ``secret`` counts as a secret whole, any other its parts."""
     if not isinstance(value, str):   # None, or an "oauth" setting that is no string
         return value
-    paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"),
-                                    os.sep, os.sep)))
+    paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"), os.sep, os.sep)))
     where = f"{server.source or 'config'}: server {server.name!r}"
 
     def sub(m: re.Match) -> str:
@@ -4580,8 +4576,7 @@ def _client_configs(cwd: str) -> list[tuple[str, str, bool]]:
 
 
 def _jsonc(text: str) -> Any:
-    """Parse JSON, or VS Code's JSON with comments and trailing commas: comments become blanks
-    (line breaks kept, so error positions stay right), a comma before ``}`` or ``]`` goes."""
+    """JSON, or VS Code's JSONC: comments become blanks (lines kept for error positions), trailing commas go."""
     try:
         return json.loads(text)
     except ValueError:   # the regular expressions only for a file that needs them
@@ -4592,10 +4587,9 @@ def _jsonc(text: str) -> Any:
 
 
 def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
-    """One file's servers, and the SHA-256 of the very bytes parsed (what the trust gate compares);
-    ConfigError on any problem. Dialects, told apart by shape: ``mcpServers`` (Claude, Cursor,
-    Windsurf; in ~/.claude.json also those of the ``projects`` entry of this folder or the nearest
-    above), VS Code's ``servers`` and ``inputs`` (JSONC), Codex's TOML ``[mcp_servers.NAME]``."""
+    """One file's servers and the SHA-256 of the bytes parsed (for the trust gate); ConfigError on any problem.
+    Dialects: ``mcpServers`` (Claude, Cursor, Windsurf; in ~/.claude.json also the ``projects`` entry of this
+    folder or the nearest above), VS Code's ``servers`` and ``inputs`` (JSONC), Codex's TOML ``[mcp_servers.NAME]``."""
     raw = _read_capped(path, "config file")
     toml = path.lower().endswith(".toml") or re.search(rb"(?m)^\s*\[mcp_servers[.\]]", raw)
     if toml:
@@ -4629,9 +4623,8 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
 
 
 def _common_keys(entry: JSON) -> JSON:
-    """An entry in the spelling of Claude's files: Windsurf's ``serverUrl`` and Codex's ``http_headers``,
-    ``env_http_headers``, ``bearer_token_env_var``, ``env_vars`` (passed on when set), ``*_timeout_sec``,
-    ``enabled_tools``/``disabled_tools`` become ``url``, ``headers``, ``env``, ``timeout``, ``allow/denyTools``."""
+    """An entry in Claude's spelling: Windsurf's ``serverUrl``, Codex's ``http_headers``, ``env_http_headers``,
+    ``bearer_token_env_var``, ``env_vars``, ``*_timeout_sec``, ``enabled/disabled_tools`` become ours."""
     if not all(isinstance(entry.get(key, {}), dict) for key in ("headers", "env")):
         return entry   # _parse_entry says what is wrong
     entry, pop = dict(entry), lambda key: _object(entry.pop(key, None))
@@ -4691,8 +4684,7 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
         raise ConfigError(f"{where}: \"oauth\" must be an object or false")
     if isinstance(oauth, dict):
         if unknown := set(oauth) - set(OAUTH_KEYS):
-            raise ConfigError(f"{where}: unknown \"oauth\" key {sorted(unknown)[0]!r} "
-                              f"(known: {', '.join(OAUTH_KEYS)})")
+            raise ConfigError(f"{where}: unknown \"oauth\" key {sorted(unknown)[0]!r} (known: {', '.join(OAUTH_KEYS)})")
         if isinstance(oauth.get("clientSecret"), str) and "${" not in oauth["clientSecret"]:
             log.warning("%s: \"oauth.clientSecret\" is written in the file; prefer \"${VAR}\"", where)
             _remember_secret(oauth["clientSecret"])
@@ -4710,10 +4702,10 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
                 discover: bool = True) -> dict[str, ServerConfig]:
-    """Configured servers by name, lowest to highest precedence: the user's file, the project's ``.mcp.json``
-    and ``mcp.json`` (trusted only once approved with ``trust``), ``$MCPMINI_CONFIG``, then ``files``; a later
-    entry replaces an earlier one whole. Entries of unapproved project files come back ``trusted=False`` and
-    never shadow a trusted one. A broken discovered file is skipped with a warning, a broken explicit one raises."""
+    """Configured servers by name, lowest precedence first: the user's file, the project's ``.mcp.json`` and
+    ``mcp.json`` (trusted once approved with ``trust``), ``$MCPMINI_CONFIG``, ``files``; a later entry replaces
+    an earlier one whole. Unapproved project entries are ``trusted=False`` and never shadow a trusted one.
+    A broken discovered file is skipped with a warning; a broken explicit one is a ConfigError."""
     paths = _config_paths(files, cwd)
     explicit = {os.path.realpath(p) for p, origin in paths if origin == "explicit"}
     trusted, untrusted = {}, {}   # name -> ServerConfig, by whether its file is trusted
@@ -4754,8 +4746,7 @@ def _configured(name: str, servers: dict[str, ServerConfig]) -> ServerConfig:
 
 
 def _server_config(server: Any) -> ServerConfig:
-    """What ``Client()`` takes, as a ServerConfig (``${VAR}`` expanded): a configured name (as the
-    CLI finds it, trust gate included), an http(s) URL, a command list, or a ServerConfig."""
+    """A configured name (trust gate included), URL, command list or ServerConfig as an expanded ServerConfig."""
     if isinstance(server, str) and not re.match(r"(?i)https?://", server):
         servers = load_config()
         if server not in servers:
@@ -4809,15 +4800,14 @@ def _why(exc: BaseException) -> str:
 
 
 class Servers:
-    """Many MCP servers at once, as an async context manager. ``servers``: a ``{name: server}`` mapping
-    (e.g. :func:`load_config`'s), or a list of :class:`Client` objects or of what ``Client()`` takes.
-    Entering connects them concurrently; one that cannot be built or connected goes to ``failed`` (name
-    -> exception), the others stay usable (``clients``). Clients built here get ``timeout``, ``options``
-    and ``reconnect=True``; given ones only the tool policy (``allow``, ``deny``, ``read_only``) narrows.
-    ``heartbeat`` (seconds): idle connections are pinged at that rate and a lost server is reconnected in
-    the background (calls to it fail at once, with the cause). ``on_event(kind, info)`` reports
-    ``server_failed``, and the events of each client with no ``on_event`` of its own. ``list_tools()``
-    (and resources, prompts): every usable server's, each item with a ``server`` key."""
+    """Many MCP servers as an async context manager. ``servers``: a ``{name: server}`` mapping (as from
+    :func:`load_config`), or a list of :class:`Client` objects or of what ``Client()`` takes. Entering connects
+    them concurrently; one that cannot be built or connected goes to ``failed`` (name -> exception), the others
+    stay usable (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True``; given
+    ones only the tool policy (``allow``, ``deny``, ``read_only``) narrows. ``heartbeat`` (seconds): idle
+    connections are pinged at that rate, a lost server reconnected in the background (calls to it fail at once).
+    ``on_event(kind, info)`` reports ``server_failed`` and the events of clients with no ``on_event`` of their
+    own. ``list_tools()`` (and resources, prompts): every usable server's, each item with a ``server`` key."""
 
     def __init__(self, servers: Any = (), *, timeout: float | None = None, heartbeat: float | None = None,
                  on_event: Callable[[str, JSON], Any] | None = None, **options: Any) -> None:
@@ -5042,8 +5032,7 @@ class SyncServers(_Blocking):
 # Tools for the model -------------------------------------------------------------------------
 
 def _parameters(schema: Any) -> JSON:
-    """An MCP ``inputSchema`` as OpenAI ``parameters``: a deep copy with an object root, ``properties``,
-    array ``items``, and no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
+    """An ``inputSchema`` as OpenAI ``parameters``: object root, array ``items``, no root ``$schema``/``$id``."""
     out = _loads(_dumps(schema)) if isinstance(schema, dict) else {}
     _add_items(out)
     out = {k: v for k, v in out.items() if k not in ("$schema", "$id")}
@@ -5171,13 +5160,11 @@ class _Reply:
 
 
 def _error_text(raw: bytes) -> tuple[str, Any]:
-    """The message and code of an error body, as one line: error.message (else error.type), error (a
-    string), message, detail (FastAPI: a string, or [{loc, msg}]), [0].error.message (Gemini), or the text."""
+    """The one-line message and code of an error body: OpenAI's, FastAPI's ``detail``, Gemini's array, or the text."""
     text = raw.decode("utf-8", "replace").strip()
-    try:
+    data = None
+    with contextlib.suppress(ValueError):
         data = json.loads(text)
-    except ValueError:
-        data = None
     data = _object(data[0] if isinstance(data, list) and data else data)   # Gemini's arrays
     message, code = text[:300] or "(empty body)", None
     error, detail = data.get("error"), data.get("detail")
@@ -5203,8 +5190,7 @@ def _is_error_body(data: Any) -> bool:
 def _retry_after(headers: Any) -> float | None:
     """``retry-after-ms``, then ``retry-after`` (seconds or an HTTP date), if 0–60 s."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if not value:
+        if not (value := headers.get(name)):
             continue
         try:
             seconds = float(value) * scale
@@ -5241,12 +5227,11 @@ class _ModelEndpoint:
                  timeout: float) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.shown = _safe_url(self.url)   # for messages: no user info, no query
-        self.model, self.stream, self.timeout, self.api_key = model, stream, float(timeout), api_key
+        self.model, self.timeout, self.api_key = model, float(timeout), api_key
+        self.stream = self.stream_options = stream
         self.headers = {"Content-Type": "application/json", "User-Agent": f"mcpmini/{__version__}",
-                        "Accept": "text/event-stream" if stream else "application/json"}
-        if api_key:  # an empty Bearer is refused by servers started with --api-key
-            self.headers["Authorization"] = f"Bearer {api_key}"
-        self.stream_options = stream
+                        "Accept": "text/event-stream" if stream else "application/json",
+                        **({"Authorization": f"Bearer {api_key}"} if api_key else {})}   # no empty Bearer
         self.tool_choice: Any = "auto"   # sent with tools (llama-cpp-python reads none as "none"); None once refused
 
     async def complete(self, messages: list[JSON], tools: list[JSON], on_text: Callable[[str], Any] | None,
@@ -5318,8 +5303,7 @@ class _ModelEndpoint:
                              f"(key: {masked}) and base_url=", status=status, url=self.url)
         hint = ""
         if status == 404:
-            hint = (f"; check the model name {self.model!r} and the base URL (most servers "
-                    "want it to end in /v1)")
+            hint = f"; check the model name {self.model!r} and the base URL (most servers want it to end in /v1)"
         elif "enable-auto-tool-choice" in message or "tool-call-parser" in message:
             hint = "; that is a setting of the vLLM server, not of mcpmini"
         elif "does not support tools" in message:
@@ -5388,11 +5372,9 @@ class _ModelEndpoint:
         if not events:
             raise _EmptyStream(f"the model endpoint {self.shown} ended its stream before its first event")
         if reply.finish_reason is None:
-            # Ollama says nothing when it fails mid-stream; proxies cut connections. Either
-            # way the calls may be partial: never run them.
-            raise ConnectionClosed(f"the model endpoint {self.shown} ended its stream without a "
-                                   "finish_reason (a cut connection or a server-side failure); "
-                                   "try again, or use stream=False")
+            # Ollama says nothing when it fails mid-stream, proxies cut connections: calls may be partial
+            raise ConnectionClosed(f"the model endpoint {self.shown} ended its stream without a finish_reason "
+                                   "(a cut connection or a server-side failure); try again, or use stream=False")
         return reply
 
 
@@ -5462,8 +5444,7 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
     offered = {alias: specs[pair] for alias, pair in servers.qualified_names().items()}
     tools = [_function_tool(alias, _without_hidden(spec)) for alias, spec in offered.items()]
     for name in servers.clients:   # hidden text is how tool poisoning hides its instructions
-        hidden = [t["name"] for t in servers.tools.get(name, []) if _without_hidden(t) != t]
-        if hidden:
+        if hidden := [t["name"] for t in servers.tools.get(name, []) if _without_hidden(t) != t]:
             log.warning("%s: removed invisible characters from tool(s) %s before the model saw them "
                         "(a way to hide instructions)", name, ", ".join(_visible(n, True) for n in hidden))
     if len(tools) > 128:
