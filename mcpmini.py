@@ -4277,8 +4277,7 @@ class Task:
 
 @dataclasses.dataclass
 class ServerConfig:
-    """One configured server: ``command``/``args`` for stdio or ``url`` for HTTP, as written
-    in its file (``${VAR}`` unexpanded until :meth:`expanded`)."""
+    """One configured server (stdio ``command`` or HTTP ``url``) as written; ``${VAR}`` expanded by :meth:`expanded`."""
 
     name: str
     command: str | None = None
@@ -4303,18 +4302,15 @@ class ServerConfig:
     transport = property(lambda self: "sse" if self.type == "sse" else ("http" if self.url else "stdio"))
 
     def expanded(self) -> ServerConfig:
-        """A copy with ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``, ``$$``, CONFIG_PATHS
-        and answered ``${input:id}`` expanded, and ``envFile`` read; an unset variable is a
-        ConfigError. ``${workspaceFolder}`` is the config file's folder, or the project root
-        for ``.vscode/`` and ``.cursor/`` files (the current directory for ``~/.cursor/``)."""
+        """A copy with ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``, ``$$``, CONFIG_PATHS and answered
+        ``${input:id}`` expanded, ``envFile`` read; an unset variable is a ConfigError. ``${workspaceFolder}``:
+        the file's folder, the project root for ``.vscode/``/``.cursor/`` (the current one for ``~/.cursor/``)."""
         folder = os.path.dirname(os.path.abspath(self.source)) if self.source else os.getcwd()
         if os.path.basename(folder) in (".vscode", ".cursor"):
             folder = os.path.dirname(folder)
             folder = os.getcwd() if folder == os.path.expanduser("~") else folder
 
-        def expand(value: Any, secret: bool = False) -> Any:
-            return _expand(value, self, folder, secret)
-
+        expand = functools.partial(_expand, server=self, folder=folder, secret=False)
         env = {k: expand(v, secret=True) for k, v in self.env.items()}
         if self.env_file:
             env = {**_env_file(os.path.join(folder, expand(self.env_file)), self), **env}
@@ -4340,12 +4336,10 @@ class ServerConfig:
 
 
 def _expand(value: Any, server: ServerConfig, folder: str, secret: bool) -> Any:
-    """``value`` with its ``${...}`` substituted (a non-string as it is). A ``secret`` value counts
-    as a secret whole, any other the parts substituted from the environment (or typed for an input)."""
+    """``value`` with its ``${...}`` substituted; a ``secret`` counts as a secret whole, any other its parts."""
     if not isinstance(value, str):   # None, or an "oauth" setting that is no string
         return value
-    paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"),
-                                    os.sep, os.sep)))
+    paths = dict(zip(CONFIG_PATHS, (folder, os.path.basename(folder), os.path.expanduser("~"), os.sep, os.sep)))
     where = f"{server.source or 'config'}: server {server.name!r}"
 
     def sub(m: re.Match) -> str:
@@ -4378,8 +4372,7 @@ def _expand(value: Any, server: ServerConfig, folder: str, secret: bool) -> Any:
 
 
 def _env_file(path: str, server: ServerConfig) -> dict[str, str]:
-    """The variables of an ``envFile`` (dotenv: ``KEY=value``, ``export``, quotes, ``#``
-    comments); each value counts as a secret."""
+    """The variables of a dotenv ``envFile`` (``KEY=value``, ``export``, quotes, ``#`` comments), each a secret."""
     try:
         text = _read_capped(path, "env file").decode("utf-8-sig")
     except (ConfigError, UnicodeDecodeError) as exc:
@@ -4421,8 +4414,7 @@ def _entry_digests(servers: dict[str, ServerConfig]) -> dict[str, str]:
 
 
 def _approve(path: str, digest: str, servers: dict[str, ServerConfig]) -> None:
-    """Record a project file as approved (its path, real path and the SHA-256 of the bytes
-    that were shown to the user; a digest per entry tells later what changed)."""
+    """Approve a project file: its path, real path, SHA-256 of the bytes shown and a digest per entry."""
     found = os.path.abspath(path)
     records = [r for r in _approvals() if r.get("path") != found]
     records.append({"path": found, "realpath": os.path.realpath(path), "sha256": digest,
@@ -4432,8 +4424,7 @@ def _approve(path: str, digest: str, servers: dict[str, ServerConfig]) -> None:
 
 
 def _trust_news(path: str, servers: dict[str, ServerConfig]) -> str:
-    """What is new in a project file that is not approved: ``is not yet approved``, or ``has changed
-    since you approved it`` and the entries added, removed or changed."""
+    """Why a project file is not approved: ``is not yet approved``, or ``has changed ...`` and the entries changed."""
     record = next((r for r in _approvals() if r.get("path") == os.path.abspath(path)), None)
     if record is None:
         return "is not yet approved"
@@ -4444,8 +4435,7 @@ def _trust_news(path: str, servers: dict[str, ServerConfig]) -> str:
 
 
 def _config_paths(files: list[str] | None, cwd: str | None = None) -> list[tuple[str, str]]:
-    """Every file load_config looks for, found or not, lowest precedence first, with its
-    origin: ``user``, ``project`` or ``explicit`` ($MCPMINI_CONFIG, then ``files``)."""
+    """Every file load_config looks for, lowest precedence first, with its origin: user, project or explicit."""
     found = [(os.path.join(_user_dir("config"), "mcp.json"), "user")]
     found += [(os.path.join(cwd or os.getcwd(), name), "project") for name in (".mcp.json", "mcp.json")]
     if os.environ.get("MCPMINI_CONFIG"):
@@ -4458,8 +4448,7 @@ def _project_files(cwd: str) -> list[str]:
 
 
 def _client_configs(cwd: str) -> list[tuple[str, str, bool]]:
-    """Where the other MCP clients keep their configs, as (client, path, a project file?):
-    their documented places on Linux, macOS and Windows, and the project files in ``cwd``."""
+    """(client, path, a project file?) of other MCP clients' configs: on Linux, macOS, Windows, and in ``cwd``."""
     home = os.path.expanduser("~")
     apps = (os.path.join(home, "Library", "Application Support") if sys.platform == "darwin" else
             os.environ.get("APPDATA") or os.path.join(home, "AppData", "Roaming") if os.name == "nt"
@@ -4475,8 +4464,7 @@ def _client_configs(cwd: str) -> list[tuple[str, str, bool]]:
 
 
 def _jsonc(text: str) -> Any:
-    """Parse JSON, or VS Code's JSON with comments and trailing commas: comments become blanks
-    (line breaks kept, so error positions stay right), a comma before ``}`` or ``]`` goes."""
+    """JSON, or VS Code's JSONC: comments become blanks (lines kept for error positions), trailing commas go."""
     try:
         return json.loads(text)
     except ValueError:   # the regular expressions only for a file that needs them
@@ -4487,10 +4475,9 @@ def _jsonc(text: str) -> Any:
 
 
 def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
-    """One file's servers, and the SHA-256 of the very bytes parsed (what the trust gate compares);
-    ConfigError on any problem. Dialects, told apart by shape: ``mcpServers`` (Claude, Cursor,
-    Windsurf; in ~/.claude.json also those of the ``projects`` entry of this folder or the nearest
-    above), VS Code's ``servers`` and ``inputs`` (JSONC), Codex's TOML ``[mcp_servers.NAME]``."""
+    """One file's servers and the SHA-256 of the bytes parsed (for the trust gate); ConfigError on any problem.
+    Dialects: ``mcpServers`` (Claude, Cursor, Windsurf; in ~/.claude.json also the ``projects`` entry of this
+    folder or the nearest above), VS Code's ``servers`` and ``inputs`` (JSONC), Codex's TOML ``[mcp_servers.NAME]``."""
     raw = _read_capped(path, "config file")
     toml = path.lower().endswith(".toml") or re.search(rb"(?m)^\s*\[mcp_servers[.\]]", raw)
     if toml:
@@ -4524,10 +4511,8 @@ def _parse_config(path: str) -> tuple[dict[str, ServerConfig], str]:
 
 
 def _common_keys(entry: JSON) -> JSON:
-    """An entry in the spelling of Claude's files: Windsurf's ``serverUrl``, and Codex's
-    ``http_headers``, ``env_http_headers``, ``bearer_token_env_var``, ``env_vars`` (passed
-    on when set), ``*_timeout_sec`` and ``enabled_tools``/``disabled_tools`` (exact names) become ``url``,
-    ``headers``, ``env``, ``timeout`` and ``allowTools``/``denyTools``."""
+    """An entry in Claude's spelling: Windsurf's ``serverUrl``, Codex's ``http_headers``, ``env_http_headers``,
+    ``bearer_token_env_var``, ``env_vars``, ``*_timeout_sec``, ``enabled/disabled_tools`` become ours."""
     if not all(isinstance(entry.get(key, {}), dict) for key in ("headers", "env")):
         return entry   # _parse_entry says what is wrong
     entry, pop = dict(entry), lambda key: _object(entry.pop(key, None))
@@ -4587,8 +4572,7 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
         raise ConfigError(f"{where}: \"oauth\" must be an object or false")
     if isinstance(oauth, dict):
         if unknown := set(oauth) - set(OAUTH_KEYS):
-            raise ConfigError(f"{where}: unknown \"oauth\" key {sorted(unknown)[0]!r} "
-                              f"(known: {', '.join(OAUTH_KEYS)})")
+            raise ConfigError(f"{where}: unknown \"oauth\" key {sorted(unknown)[0]!r} (known: {', '.join(OAUTH_KEYS)})")
         if isinstance(oauth.get("clientSecret"), str) and "${" not in oauth["clientSecret"]:
             log.warning("%s: \"oauth.clientSecret\" is written in the file; prefer \"${VAR}\"", where)
             _remember_secret(oauth["clientSecret"])
@@ -4606,11 +4590,10 @@ def _parse_entry(name: str, entry: Any, path: str, inputs: dict[str, JSON]) -> S
 
 def load_config(files: list[str] | None = None, *, cwd: str | None = None,
                 discover: bool = True) -> dict[str, ServerConfig]:
-    """Configured servers by name, lowest to highest precedence: the user's file, the
-    project's ``.mcp.json`` and ``mcp.json`` (trusted only once approved with ``trust``),
-    ``$MCPMINI_CONFIG``, then ``files`` in order; a later entry replaces an earlier one whole.
-    Entries of unapproved project files come back with ``trusted=False`` and never shadow a trusted
-    entry. A broken discovered file is skipped with a warning; a broken explicit one is a ConfigError."""
+    """Configured servers by name, lowest precedence first: the user's file, the project's ``.mcp.json`` and
+    ``mcp.json`` (trusted once approved with ``trust``), ``$MCPMINI_CONFIG``, ``files``; a later entry replaces
+    an earlier one whole. Unapproved project entries are ``trusted=False`` and never shadow a trusted one.
+    A broken discovered file is skipped with a warning; a broken explicit one is a ConfigError."""
     paths = _config_paths(files, cwd)
     explicit = {os.path.realpath(p) for p, origin in paths if origin == "explicit"}
     trusted, untrusted = {}, {}   # name -> ServerConfig, by whether its file is trusted
@@ -4644,16 +4627,14 @@ def _trust_text(path: str) -> str:
 
 
 def _configured(name: str, servers: dict[str, ServerConfig]) -> ServerConfig:
-    """The entry ``name`` of ``servers``, through the trust gate: ConfigError naming ``mcpmini trust``
-    for an entry of a project file not approved."""
+    """The entry ``name`` of ``servers`` through the trust gate (not approved: ConfigError naming ``mcpmini trust``)."""
     if not servers[name].trusted:
         raise ConfigError(f"server {name!r} is not used: {_trust_text(servers[name].source or '')}")
     return servers[name]
 
 
 def _server_config(server: Any) -> ServerConfig:
-    """What ``Client()`` takes, as a ServerConfig (``${VAR}`` expanded): a configured name (as the
-    CLI finds it, trust gate included), an http(s) URL, a command list, or a ServerConfig."""
+    """A configured name (trust gate included), URL, command list or ServerConfig as an expanded ServerConfig."""
     if isinstance(server, str) and not re.match(r"(?i)https?://", server):
         servers = load_config()
         if server not in servers:
@@ -4679,9 +4660,8 @@ def _server_config(server: Any) -> ServerConfig:
 
 
 def _function_names(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    """``{function name: (server, MCP tool name)}``, names matching ``^[A-Za-z][A-Za-z0-9_-]{0,63}$``:
-    other characters become ``_``, ``t_`` precedes a non-letter, and a long or colliding name ends
-    in a hash of the pair (the first of two keeps the plain name: the same input, the same map)."""
+    """``{function name: (server, MCP tool name)}``, names matching ``^[A-Za-z][A-Za-z0-9_-]{0,63}$``: other
+    characters become ``_``, ``t_`` precedes a non-letter, a long or colliding one ends in a hash of the pair."""
     aliases: dict[str, tuple[str, str]] = {}
     taken: set[str] = set()   # case-folded: some servers compare names without case
     for server, tool in pairs:
@@ -4708,18 +4688,14 @@ def _why(exc: BaseException) -> str:
 
 
 class Servers:
-    """Many MCP servers at once, as an async context manager.
-
-    ``servers``: what :func:`load_config` returns, a ``{name: server}`` mapping, or a list of :class:`Client`
-    objects (connected or not) or of what ``Client()`` takes. Entering connects them concurrently; one
-    that cannot be built or connected goes to ``failed`` (name -> exception), the others stay usable
-    (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True`` (_Recovery); given ones
-    only the tool policy (``allow``, ``deny`` and ``read_only``, as Client takes them, narrow theirs).
-    ``heartbeat`` (seconds): idle connections are pinged at that rate, and a lost server is reconnected
-    in the background by the same rule (calls to it fail at once, with the cause). ``on_event(kind,
-    info)`` reports ``server_failed``, and ``server_lost``, ``server_back`` and ``tools_changed`` of
-    each client with no ``on_event`` of its own.
-    ``list_tools()`` (and resources, prompts): every usable server's, each item with a ``server`` key."""
+    """Many MCP servers as an async context manager. ``servers``: a ``{name: server}`` mapping (as from
+    :func:`load_config`), or a list of :class:`Client` objects or of what ``Client()`` takes. Entering connects
+    them concurrently; one that cannot be built or connected goes to ``failed`` (name -> exception), the others
+    stay usable (``clients``). Clients built here get ``timeout``, ``options`` and ``reconnect=True``; given
+    ones only the tool policy (``allow``, ``deny``, ``read_only``) narrows. ``heartbeat`` (seconds): idle
+    connections are pinged at that rate, a lost server reconnected in the background (calls to it fail at once).
+    ``on_event(kind, info)`` reports ``server_failed`` and the events of clients with no ``on_event`` of their
+    own. ``list_tools()`` (and resources, prompts): every usable server's, each item with a ``server`` key."""
 
     def __init__(self, servers: Any = (), *, timeout: float | None = None, heartbeat: float | None = None,
                  on_event: Callable[[str, JSON], Any] | None = None, **options: Any) -> None:
@@ -4813,8 +4789,7 @@ class Servers:
                 await self._lose(name, exc)   # a no-op while it is out
 
     async def request(self, server: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Await ``Client.<method>(*args, **kwargs)`` of one server (``read_resource``, ...);
-        a failed server is a ConnectionClosed at once, and a lost connection puts it there."""
+        """Await ``Client.<method>(...)`` of one server; a failed one: ConnectionClosed at once."""
         if server in self.failed:
             raise ConnectionClosed(f"{server}: unavailable: {self.failed[server]}") from self.failed[server]
         if server not in self._all:
@@ -4863,9 +4838,8 @@ class Servers:
 
 
 class _Blocking:
-    """An async object (``target``) behind blocking methods, on a private event loop in a thread
-    of its own: calls work from any thread, even one that runs an event loop. Ctrl-C in a call
-    cancels its request on the wire; ``close()`` (or leaving ``with``) closes the target."""
+    """An async ``target`` behind blocking methods, on a private event loop in a thread of its own (callable
+    from any thread). Ctrl-C in a call cancels its request; ``close()`` (or leaving ``with``) closes it."""
 
     _wraps: Any = None
 
@@ -4925,8 +4899,7 @@ class _SyncTask:
 
 
 class SyncClient(_Blocking):
-    """A blocking :class:`Client`: the same arguments, methods and results, no asyncio
-    (``with SyncClient([...]) as client: client.call_tool(...)``); callbacks run on its thread."""
+    """A blocking :class:`Client` (same arguments, methods, results; callbacks run on its thread)."""
 
     _wraps = Client
 
@@ -4938,12 +4911,8 @@ class SyncServers(_Blocking):
 
 
 # -- Agent ------------------------------------------------------------------------------------
-# `run_agent`: a small loop over any OpenAI-compatible Chat Completions endpoint (no argparse, no printing).
-#
-#     question ─► model ─► reply with tool_calls? ─ no ──► answer
-#                   ▲                 │ yes
-#                   └── one "tool" message per call ◄── MCP tools/call (concurrently)
-#
+# `run_agent`: a small loop over any OpenAI-compatible Chat Completions endpoint (no argparse, no printing):
+# the model's tool_calls run as MCP tools/call (concurrently), one "tool" message each, until a reply has none.
 # Only failures of the model endpoint stop the loop: whatever goes wrong with a tool (bad arguments, unknown
 # name, isError, JSON-RPC errors, a server that died twice) is the tool's answer, so the model can correct it.
 
@@ -4951,8 +4920,7 @@ class SyncServers(_Blocking):
 # Tools for the model -------------------------------------------------------------------------
 
 def _parameters(schema: Any) -> JSON:
-    """An MCP ``inputSchema`` as OpenAI ``parameters``: a deep copy with an object root, ``properties``,
-    array ``items``, and no root ``$schema``/``$id`` (Gemini-backed servers refuse them)."""
+    """An ``inputSchema`` as OpenAI ``parameters``: object root, array ``items``, no root ``$schema``/``$id``."""
     out = _loads(_dumps(schema)) if isinstance(schema, dict) else {}
     _add_items(out)
     out = {k: v for k, v in out.items() if k not in ("$schema", "$id")}
@@ -4995,8 +4963,7 @@ def _without_hidden(value: Any) -> Any:
 
 
 def _system_prompt(system: str | None, instructions: list[tuple[str, str]]) -> str:
-    """The one system message: ours (or the caller's), then each server's instructions under
-    its name, cut to AGENT_MAX_INSTRUCTIONS (they are untrusted text)."""
+    """The system message: ours (or the caller's), then each server's untrusted instructions, cut, under its name."""
     parts = [AGENT_SYSTEM if system is None else system]
     for name, text in instructions:
         text = _without_hidden(text.strip())
@@ -5069,8 +5036,7 @@ class _Reply:
                 slot["extra"][key] = value
 
     def tool_calls(self) -> list[JSON]:
-        """The calls as history wants them: nameless ones dropped, every id present and
-        unique, arguments a JSON string ("{}" when empty)."""
+        """The calls for the history: nameless ones dropped, ids present and unique, arguments a JSON string."""
         calls: list[JSON] = []
         for slot in [s for s in self.slots if s["name"]]:
             cid = slot["id"]
@@ -5082,13 +5048,11 @@ class _Reply:
 
 
 def _error_text(raw: bytes) -> tuple[str, Any]:
-    """The message and code of an error body, as one line: error.message (else error.type), error (a
-    string), message, detail (FastAPI: a string, or [{loc, msg}]), [0].error.message (Gemini), or the text."""
+    """The one-line message and code of an error body: OpenAI's, FastAPI's ``detail``, Gemini's array, or the text."""
     text = raw.decode("utf-8", "replace").strip()
-    try:
+    data = None
+    with contextlib.suppress(ValueError):
         data = json.loads(text)
-    except ValueError:
-        data = None
     data = _object(data[0] if isinstance(data, list) and data else data)   # Gemini's arrays
     message, code = text[:300] or "(empty body)", None
     error, detail = data.get("error"), data.get("detail")
@@ -5114,8 +5078,7 @@ def _is_error_body(data: Any) -> bool:
 def _retry_after(headers: Any) -> float | None:
     """``retry-after-ms``, then ``retry-after`` (seconds or an HTTP date), if 0–60 s."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if not value:
+        if not (value := headers.get(name)):
             continue
         try:
             seconds = float(value) * scale
@@ -5152,21 +5115,17 @@ class _ModelEndpoint:
                  timeout: float) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.shown = _safe_url(self.url)   # for messages: no user info, no query
-        self.model, self.stream, self.timeout, self.api_key = model, stream, float(timeout), api_key
+        self.model, self.timeout, self.api_key = model, float(timeout), api_key
+        self.stream = self.stream_options = stream
         self.headers = {"Content-Type": "application/json", "User-Agent": f"mcpmini/{__version__}",
-                        "Accept": "text/event-stream" if stream else "application/json"}
-        if api_key:  # an empty Bearer is refused by servers started with --api-key
-            self.headers["Authorization"] = f"Bearer {api_key}"
-        self.stream_options = stream
-        # Sent with tools (llama-cpp-python takes a missing one for "none"); None once the
-        # server refused it (vLLM without auto tool choice), for the rest of the run.
-        self.tool_choice: Any = "auto"
+                        "Accept": "text/event-stream" if stream else "application/json",
+                        **({"Authorization": f"Bearer {api_key}"} if api_key else {})}   # no empty Bearer
+        self.tool_choice: Any = "auto"   # sent with tools (llama-cpp-python reads none as "none"); None once refused
 
     async def complete(self, messages: list[JSON], tools: list[JSON], on_text: Callable[[str], Any] | None,
                        on_retry: Callable[[JSON], None]) -> _Reply:
-        """One step. Retries 408/409/429/5xx and failed connections, never once ``on_text`` had
-        answer text; a 400 about ``stream_options`` or ``tool_choice`` once without that field, and
-        a stream that ended before its first event once unstreamed (``on_retry`` with ``fallback``)."""
+        """One step. Retries 408/409/429/5xx and failed connections, never once ``on_text`` had text; a 400 about
+        ``stream_options``/``tool_choice`` once without it, an empty stream once unstreamed (``fallback``)."""
         attempt, stream = 0, self.stream
         while True:
             reply = _Reply(on_text)
@@ -5232,8 +5191,7 @@ class _ModelEndpoint:
                              f"(key: {masked}) and base_url=", status=status, url=self.url)
         hint = ""
         if status == 404:
-            hint = (f"; check the model name {self.model!r} and the base URL (most servers "
-                    "want it to end in /v1)")
+            hint = f"; check the model name {self.model!r} and the base URL (most servers want it to end in /v1)"
         elif "enable-auto-tool-choice" in message or "tool-call-parser" in message:
             hint = "; that is a setting of the vLLM server, not of mcpmini"
         elif "does not support tools" in message:
@@ -5302,11 +5260,9 @@ class _ModelEndpoint:
         if not events:
             raise _EmptyStream(f"the model endpoint {self.shown} ended its stream before its first event")
         if reply.finish_reason is None:
-            # Ollama says nothing when it fails mid-stream; proxies cut connections. Either
-            # way the calls may be partial: never run them.
-            raise ConnectionClosed(f"the model endpoint {self.shown} ended its stream without a "
-                                   "finish_reason (a cut connection or a server-side failure); "
-                                   "try again, or use stream=False")
+            # Ollama says nothing when it fails mid-stream, proxies cut connections: calls may be partial
+            raise ConnectionClosed(f"the model endpoint {self.shown} ended its stream without a finish_reason "
+                                   "(a cut connection or a server-side failure); try again, or use stream=False")
         return reply
 
 
@@ -5320,25 +5276,23 @@ async def run_agent(question: str, clients: Any = (), *, model: str, base_url: s
                     max_result_chars: int = AGENT_MAX_RESULT_CHARS, allow: list[str] | None = None,
                     deny: list[str] | None = None, read_only: bool = False) -> JSON:
     """Answer ``question`` with a model behind any OpenAI-compatible Chat Completions endpoint, which may
-    call the tools of the MCP servers in ``clients``; returns the transcript.
+    call the tools of the MCP servers in ``clients`` (a :class:`Servers`, or what it takes: those not
+    connected yet are connected here and closed at the end; one that fails is skipped); returns the transcript.
 
-    ``clients``: a :class:`Servers`, or what it takes; those not connected yet are connected here (with
-    ``reconnect=True``) and closed at the end; a server that fails is skipped. ``api_key`` is sent only to
-    ``base_url``. ``confirm(server, tool, arguments)`` (sync or async) is asked before every tool call; a
-    false answer tells the model the user declined. ``stream`` asks for SSE; ``on_text(piece)`` receives
-    the answer text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
-    ``tools_changed``, ``request`` (before each model request), ``retry``, ``fallback`` (asked again, for
-    the rest of the run, without a field the server refused, or unstreamed), ``reply``, ``tool_call``,
-    ``tool_result``, ``server_lost``, ``server_back``. A result longer than ``max_result_chars`` is cut for the
-    model; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``,
-    or a tool the model must call (its MCP name, ``server/tool`` or function name), ``"auto"`` after a
+    ``api_key`` is sent only to ``base_url``. ``confirm(server, tool, arguments)`` (sync or async) is asked
+    before every tool call; false tells the model the user declined. ``stream`` asks for SSE; ``on_text(piece)``
+    receives the answer text as it arrives (never reasoning). ``on_event(kind, info)`` reports ``server_failed``,
+    ``tools_changed``, ``request``, ``retry``, ``fallback`` (asked again without a refused field, or unstreamed),
+    ``reply``, ``tool_call``, ``tool_result``, ``server_lost``, ``server_back``. A result is cut for the model at
+    ``max_result_chars``; ``timeout`` bounds each model request. ``tool_choice``: ``"auto"``, ``"required"``,
+    ``"none"``, or a tool the model must call (MCP name, ``server/tool`` or function name), ``"auto"`` after a
     step with calls. No answer after ``max_steps`` model requests is an error of kind ``agent``. ``allow``,
     ``deny``, ``read_only``: the tool policy (as Client's; it narrows given clients'): no other tool is offered.
 
-    The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function
-    name -> server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model
-    request: seconds, finish_reason, usage, retries, tool calls with their results), ``usage`` and
-    ``seconds``. An exception raised here carries the transcript so far as ``.transcript``."""
+    The transcript: ``question``, ``model``, ``base_url``, ``answer``, ``servers``, ``tools`` (function name ->
+    server and MCP name), ``messages`` (as last sent, plus the answer), ``steps`` (per model request: seconds,
+    finish_reason, usage, retries, tool calls and results), ``usage``, ``seconds``; an exception raised here
+    carries the transcript so far as ``.transcript``."""
     for name, value in (("max_steps", max_steps), ("max_result_chars", max_result_chars)):
         if value < 1:
             raise ValueError(f"{name} must be at least 1")
@@ -5378,8 +5332,7 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
     offered = {alias: specs[pair] for alias, pair in servers.qualified_names().items()}
     tools = [_function_tool(alias, _without_hidden(spec)) for alias, spec in offered.items()]
     for name in servers.clients:   # hidden text is how tool poisoning hides its instructions
-        hidden = [t["name"] for t in servers.tools.get(name, []) if _without_hidden(t) != t]
-        if hidden:
+        if hidden := [t["name"] for t in servers.tools.get(name, []) if _without_hidden(t) != t]:
             log.warning("%s: removed invisible characters from tool(s) %s before the model saw them "
                         "(a way to hide instructions)", name, ", ".join(_visible(n, True) for n in hidden))
     if len(tools) > 128:
@@ -5388,8 +5341,7 @@ def _offered_tools(servers: Servers) -> tuple[dict[str, JSON], list[JSON]]:
 
 
 def _tool_choice(choice: str, offered: dict[str, JSON]) -> Any:
-    """``tool_choice`` as sent: a mode as it is; a tool (function name, MCP name or ``server/tool``) as the
-    named-function object, with the agent's function name."""
+    """``tool_choice`` as sent: a mode as it is; a tool (function, MCP or ``server/tool`` name) as a function object."""
     if choice in ("auto", "required", "none"):
         return choice
     names = {alias: (t["name"], f"{t['server']}/{t['name']}") for alias, t in offered.items()}
@@ -5470,11 +5422,9 @@ def _parse_arguments(text: str) -> tuple[JSON | None, str | None]:
             value = json.loads(value) if value.strip() else {}
     except ValueError as exc:
         return None, f"the arguments are not valid JSON ({exc}): {text[:200]}"
-    if value is None:
-        return {}, None
-    if not isinstance(value, dict):
+    if value is not None and not isinstance(value, dict):
         return None, f"the arguments must be a JSON object, not {text[:200]}"
-    return value, None
+    return value or {}, None
 
 
 async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers: Servers, *,
