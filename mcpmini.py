@@ -6096,9 +6096,7 @@ def _width(text: str) -> int:
 
 
 def _wrap(text: str, width: int, first: str = "", indent: str = "", most: int = 0) -> list[str]:
-    """The layout of all prose: ``text`` in lines of at most ``width`` columns (no width: one line),
-    broken at spaces (a word wider than a line is cut), after ``first`` and then ``indent``; at most
-    ``most`` lines, the last ending in "…" when some text was left out."""
+    """All prose: ``text`` after ``first`` then ``indent`` in lines of ``width`` columns; ``most`` lines, "…"."""
     lines, line, used, gap, fresh = [], first, _width(first), 0, not first   # fresh: only its indent
     for word in text.split():
         while word:
@@ -6121,10 +6119,7 @@ def _wrap(text: str, width: int, first: str = "", indent: str = "", most: int = 
 
 
 class _Output(logging.Handler):
-    """Where the CLI writes: results on stdout; diagnostics and log records on stderr, and on a
-    terminal a self-erasing status line (what is awaited, how long, the latest progress) and ask's
-    tool-call lines. NO_COLOR, --no-color: no colour (no SGR at all); TERM=dumb, --quiet, --json or
-    stderr not a terminal: neither colour nor status line (decision #29)."""
+    """Results on stdout; diagnostics, logs, status line and ask's tool lines on stderr (decision #29)."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
         super().__init__()
@@ -6232,8 +6227,7 @@ class _Output(logging.Handler):
             self.line_open = False
 
     def event(self, kind: str, info: JSON) -> None:
-        """What ask's agent does: on a terminal (or with -v) each tool call is a line on stderr
-        as it starts, completed with its time when it ends (decision #14)."""
+        """What ask's agent does; each tool call a line on stderr, completed when it ends (decision #14)."""
         shown = self.live or self.verbose
         if kind == "server_failed":
             self.note(f"mcpmini: skipping server {info['server']}: {info['error']}")
@@ -6296,10 +6290,7 @@ class _Output(logging.Handler):
 
 
 class _Terminal:
-    """``/dev/tty``, where typed answers are asked for (decision #12) while stdin and stdout carry data;
-    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-D declines (None); Ctrl-C ends
-    the run at mcpmini's own questions and declines a server's, once (decision #37); the read waits
-    in a daemon thread, so a question never holds up the exit."""
+    """``/dev/tty``, where typed answers are asked for (decisions #12, #37): CR is LF, Ctrl-D declines."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
@@ -6315,8 +6306,7 @@ class _Terminal:
         os.write(self.writer, _redact(text).encode("utf-8", "backslashreplace"))
 
     async def ask(self, prompt: str, own: bool = True) -> str | None:
-        """``prompt`` (made safe to show by the caller), then one answer; None when declined.
-        ``own``: mcpmini's question, not a server's."""
+        """``prompt`` (made safe by the caller), then one answer; None when declined. ``own``: mcpmini's."""
         import termios
         async with self.lock:
             doing, saved = self.out.doing, None
@@ -6358,8 +6348,7 @@ class _Terminal:
 
 
 def _build_parser() -> Any:
-    """Global options (before or after the command) and a subparser per command; ``.commands``
-    maps names to subparsers, ``.options`` a parser's options to whether they take a value."""
+    """Global options and a subparser per command (``.commands``); ``.options``: option -> takes a value."""
     import argparse  # here, so that `import mcpmini` stays cheap
 
     # The help width, found as shutil finds it: for it argparse would import shutil (and with
@@ -6418,9 +6407,7 @@ def _build_parser() -> Any:
 
 
 def _add_globals(p: Any, shown: bool) -> None:
-    """Global options go before or after the command: they also live on a parent parser of every
-    subcommand (not ``shown`` in its help), defaults suppressed so neither place wins by accident.
-    Accumulating ones (--config, --allow, --deny, -H, -e, -v) get a dest of their own there, merged in main()."""
+    """Global options, also on every subcommand's parent parser (``shown``: not); accumulating ones merged in main()."""
     import argparse
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 
@@ -6458,8 +6445,7 @@ def _add_globals(p: Any, shown: bool) -> None:
 
 
 def _add_commands(command: Callable[..., Any]) -> None:
-    """The commands of one server (and the local ones), with their arguments and examples (each
-    runs as written from the repository's root: tests/cli/test_cli_help_examples.py)."""
+    """The commands and their examples (run as written: tests/cli/test_cli_help_examples.py)."""
     import argparse
     cfg, stdio = f"--config {EXAMPLE_CONFIG}", '"python3 examples/weather_server.py"'
     command("info", "era and why, protocol version, server info, capabilities, instructions", f"info {stdio}",
@@ -6646,8 +6632,7 @@ def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
 
 def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | None = None,
                 **extra: Any) -> Client:
-    """A client of ``server`` as the global options say; a browser login on 401 when ``login``
-    (by default: only with a human at a terminal)."""
+    """A client of ``server`` as the global options say; a browser login on 401 when ``login``."""
     server = _ask_inputs(server)
 
     def trace(label: str, direction: str, message: Any) -> None:
@@ -6726,9 +6711,7 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
 
 
 def _bound_problem(value: Any, prop: JSON) -> str | None:
-    """Which bound of its form field ``value`` breaks: minimum/maximum, min/maxLength, min/maxItems,
-    the items' choices, format, pattern (searched in a child process with a deadline: a server's
-    pattern may backtrack for ever; one that cannot be run is not checked)."""
+    """Which bound of its form field ``value`` breaks (pattern: searched in a child process with a deadline)."""
     kind, unit = {str: ("Length", " characters"), list: ("Items", " items")}.get(type(value), ("imum", ""))
     for word, key, sign in (("at least", "min", -1), ("at most", "max", 1)):
         bound, size = prop.get(key + kind), len(value) if unit else value   # minimum, maxLength, minItems...
@@ -6750,8 +6733,7 @@ def _bound_problem(value: Any, prop: JSON) -> str | None:
 
 
 def _url_text(url: str, origin: str | None) -> str:
-    """A URL to open and its host in ASCII (punycode), with a warning when the host has non-ASCII
-    characters or an xn-- label (decision #15), or is not the server's own."""
+    """A URL to open, its host in ASCII, with a warning when it may imitate or is not the server's (decision #15)."""
     host, own = urlsplit(url).hostname or "", urlsplit(origin or "").hostname
     try:
         ascii_host = host.encode("idna").decode("ascii")
@@ -6778,8 +6760,7 @@ def _shown(value: Any) -> str:
 
 
 def _ask_inputs(server: ServerConfig) -> ServerConfig:
-    """VS Code's ``${input:id}``, asked on the terminal as VS Code would (a ``password`` one
-    unechoed); with no terminal, expanding the entry names the input instead."""
+    """VS Code's ``${input:id}``, asked on the terminal (a ``password`` one unechoed); no terminal: unchanged."""
     wanted = [n[6:] for n in server.references() if n[:6] == "input:" and n[6:] in server.inputs]
     if not wanted or os.name != "posix" or not _has_terminal() or \
             threading.current_thread() is not threading.main_thread():
@@ -6810,8 +6791,7 @@ def _ask_inputs(server: ServerConfig) -> ServerConfig:
 # Tool arguments ------------------------------------------------------------------------------
 
 def _typed_value(text: str, schema: Any) -> Any:
-    """``key=value``: a string whenever the schema allows one or says nothing (so zip=02134
-    stays a string); otherwise the one scalar type it allows, or JSON for objects/arrays."""
+    """``key=value``: a string when the schema allows one or says nothing, else the one type it allows (or JSON)."""
     types = _schema_types(schema)
     if "null" in types and text == "null":
         return None
@@ -6902,8 +6882,7 @@ def _signature(item: JSON) -> str:
 
 
 def _table(items: list[JSON], out: _Output) -> str:
-    """One aligned line per tool or prompt (signature, description), wrapped on a terminal, each
-    description cut to LISTED_LINES lines."""
+    """One aligned line per tool or prompt (signature, description of at most LISTED_LINES lines)."""
     width = _columns(sys.stdout)
     rows = [(_signature(i), _visible(_first_line(i.get("description") or i.get("title"), 1000), True))
             for i in items]
@@ -6921,8 +6900,7 @@ def _table(items: list[JSON], out: _Output) -> str:
 
 
 def _detail(item: JSON, verb: str, args: Any) -> str:
-    """One tool or prompt in full: every argument, then an example command line (each required
-    argument's example, default or first choice, else a value of its type)."""
+    """One tool or prompt in full: every argument, then an example command line."""
     schema = _object(item.get("inputSchema"))
     props, required = _object(schema.get("properties")), _listed(schema.get("required"))
     about, width = _visible(str(item.get("description") or "").strip()), _columns(sys.stdout)
@@ -7131,8 +7109,7 @@ def _task_line(name: str, out: _Output) -> Callable[[Task], None]:
 
 
 async def _tool_outcome(args: Any, out: _Output, call: Awaitable[JSON], name: str) -> int:
-    """A tool's result as ``call`` prints it (exit 0, 1 for isError); a task still running
-    after --wait: exit 124, saying how to fetch it later."""
+    """A tool's result as ``call`` prints it (exit 0, 1 for isError); a task still running: exit 124."""
     try:
         result = await call
     except RequestTimeout as exc:
@@ -7407,8 +7384,7 @@ def _hidden(item: JSON, *keys: str) -> list[str]:
 
 
 def _schema_problems(schema: Any, where: str) -> list[str]:
-    """Why ``schema`` is not an object schema that compiles: root ``type: object``, JSON types, each
-    ``required`` one of the ``properties``, the keywords that hold schemas holding schemas."""
+    """Why ``schema`` is not an object schema that compiles (root object, JSON types, required, subschemas)."""
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return [f"{where} is not an object schema (its root needs \"type\": \"object\")"]
     problems: list[str] = []
@@ -7438,8 +7414,7 @@ def _schema_problems(schema: Any, where: str) -> list[str]:
 
 
 async def _check_lists(client: Client, suite: _Suite) -> dict[str, list[Any]]:
-    """Every page of every list, fresh (a cursor that comes back fails), and the tool lints:
-    names (spec: 1-128 of A-Z a-z 0-9 _ - ., unique), schemas, descriptions, hidden text."""
+    """Every page of every list, fresh, and the tool lints: names, schemas, descriptions, hidden text."""
     lists: dict[str, list[Any]] = {}   # what was received, even of a listing that failed
     for method, key in (("tools/list", "tools"), ("resources/list", "resources"),
                         ("resources/templates/list", "resourceTemplates"), ("prompts/list", "prompts")):
@@ -7482,8 +7457,7 @@ async def _check_lists(client: Client, suite: _Suite) -> dict[str, list[Any]]:
 
 
 async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any]) -> None:
-    """--call (fails on isError, or on structuredContent that does not match the tool's
-    outputSchema, checked at its top level as arguments are), --read and --prompt."""
+    """--call (fails on isError or structuredContent not matching the outputSchema), --read and --prompt."""
     by_name = {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
     for name, *items in args.call:
         try:
@@ -7619,8 +7593,7 @@ def _snapshot_file(path: str) -> JSON:
 
 
 def _surface_changes(old: JSON, new: JSON) -> list[tuple[str, str, str, str]]:
-    """How a server's surface changed since its snapshot: (fail/pass/warn, kind, JSON path, what) for each
-    difference. Breaking fails, compatible passes, a changed text (what a model reads) warns."""
+    """(fail/pass/warn, kind, JSON path, what) per change of a surface: breaking fails; a changed text warns."""
     changes: list[tuple[str, str, str, str]] = []
 
     def keyed(a: Any, b: Any, at: str, noun: str) -> list[str]:   # the keys in both
@@ -7654,9 +7627,7 @@ def _surface_changes(old: JSON, new: JSON) -> list[tuple[str, str, str, str]]:
 
 def _schema_changes(old: Any, new: Any, at: str, output: bool, note: Callable[..., None],
                     roots: tuple = (), seen: frozenset = frozenset()) -> None:
-    """Walk two JSON Schemas side by side (keywords holding schemas; anyOf/oneOf as sets of alternatives;
-    differing local $refs resolved). Input: a narrowing fails, a widening passes; output: a removed
-    property or a changed type fails. Other changes warn."""
+    """Walk two JSON Schemas side by side: input narrowing fails, output removal or type change fails."""
     roots = roots or (old, new)
 
     def judge(narrows: bool, where: str, what: str, kind: str = "") -> None:
@@ -7714,8 +7685,7 @@ def _schema_changes(old: Any, new: Any, at: str, output: bool, note: Callable[..
 
 
 def _write_junit(path: str, suites: list[_Suite]) -> None:
-    """JUnit XML, which CI systems show: a testsuite per server and era, a testcase per check
-    (a warning passes, with its text in system-out; an unreachable server is an error)."""
+    """JUnit XML: a testsuite per server and era, a testcase per check (a warning passes)."""
     import xml.etree.ElementTree as ET
     root = ET.Element("testsuites", name="mcpmini check")
     for suite in suites:
@@ -7781,8 +7751,7 @@ for c in python python3; complete -c $c -n __mcpmini_python -f -a '(__mcpmini)';
 
 
 def _completions(line: str) -> list[str]:
-    """What may follow ``line`` (up to the cursor): commands, options, configured names for SERVER,
-    tool names after ``call``/``tools SERVER`` from the persistent list cache (no server is started)."""
+    """What may follow ``line``: commands, options, server names, cached tool names (no server is started)."""
     try:
         words = shlex.split(line) + [""] * (not line or line[-1].isspace())
     except ValueError:
@@ -7818,9 +7787,7 @@ def _completions(line: str) -> list[str]:
 
 
 def _run_main(coro: Awaitable[int], out: _Output) -> int:
-    """Run the command, with the same signal handling on 3.10 and 3.13: the first SIGINT/SIGTERM/SIGHUP
-    cancels it (on the wire too; servers shut down, said after STOP_NOTICE), a second SIGINT ends the
-    process at once."""
+    """Run the command: the first SIGINT/SIGTERM/SIGHUP cancels it, a second SIGINT ends the process."""
     loop = asyncio.new_event_loop()
     task = loop.create_task(coro)
     received: list[int] = []
@@ -7906,8 +7873,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _cli() -> None:
-    """``mcpmini`` and ``python3 -m mcpmini``: main(), then exit at once, skipping the
-    interpreter's teardown of asyncio and the rest (~20 ms): nothing is left to clean up."""
+    """``mcpmini`` and ``python3 -m mcpmini``: main(), then exit at once, skipping the teardown (~20 ms)."""
     code = main()
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush(), sys.stderr.flush()
