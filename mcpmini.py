@@ -6351,8 +6351,7 @@ def _build_parser() -> Any:
     """Global options and a subparser per command (``.commands``); ``.options``: option -> takes a value."""
     import argparse  # here, so that `import mcpmini` stays cheap
 
-    # The help width, found as shutil finds it: for it argparse would import shutil (and with
-    # it lzma and bz2: ~7 ms of every run) in the first add_argument, help printed or not.
+    # The help width as shutil finds it: argparse would import shutil (and lzma, bz2: ~7 ms a run) for it.
     try:
         width = int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.__stdout__.fileno()).columns) - 2
     except (AttributeError, OSError, ValueError):
@@ -6402,7 +6401,6 @@ def _build_parser() -> Any:
                            "command line in quotes")
         return p
     _add_commands(command)
-    _add_ask_bridge_check(command)
     return parser
 
 
@@ -6504,10 +6502,6 @@ def _add_commands(command: Callable[..., Any]) -> None:
                 "completion fish > ~/.config/fish/completions/mcpmini.fish")
     p.add_argument("shell", nargs="?", choices=("bash", "zsh", "fish"))
     p.add_argument("--line", help=argparse.SUPPRESS)   # from the script: the command line to complete
-
-
-def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
-    """``ask``, ``bridge`` and ``check``: the commands that do more than one request."""
     p = command("ask", "answer a question with a model (any OpenAI-compatible Chat Completions "
                 "endpoint) that may call the tools of the configured servers",
                 "ask \"umbrella in Hangzhou tomorrow?\" --model gpt-4.1-mini",
@@ -7353,8 +7347,6 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
         _remember_secret(token)   # shown once, above; redacted from everything after
     await _bridge_http(connect, host, int(port), token, announce, eager=eager, kind=kind)
     return 0
-
-
 _cmd_replay = _cmd_bridge
 
 
