@@ -6851,8 +6851,7 @@ def _type_text(prop: Any) -> str:
     if _choices(prop):
         return "|".join(map(_shown, _choices(prop)))
     text = "|".join(sorted(_schema_types(prop))) or "any"
-    # Zod bounds every .int() by ±(2**53 - 1), which tells a user nothing
-    low, high = (None if b in (1 - 2**53, 2**53 - 1) else b
+    low, high = (None if b in (1 - 2**53, 2**53 - 1) else b   # Zod bounds every .int() by ±(2**53 - 1)
                  for b in (prop.get("minimum"), prop.get("maximum")))
     if low is not None or high is not None:
         text += f" {'' if low is None else _shown(low)}..{'' if high is None else _shown(high)}"
@@ -6938,8 +6937,7 @@ async def _cmd_info(args: Any, out: _Output) -> int:
                 "protocolVersion": client.protocol_version, "serverInfo": client.server_info,
                 "capabilities": client.capabilities, "instructions": client.instructions,
                 "auth": auth_state(client.server)}
-        about = client.server_info
-        shown = {"server": f"{about.get('name', '?')} {about.get('version', '')}".rstrip(),
+        shown = {"server": f"{client.server_info.get('name', '?')} {client.server_info.get('version', '')}".rstrip(),
                  "era": f"{client.era} ({client.era_reason})", "protocol": client.protocol_version,
                  "capabilities": ", ".join(client.capabilities) or "none",
                  "auth": info["auth"] * (client.transport != "stdio"), "instructions": client.instructions}
@@ -7015,10 +7013,8 @@ async def _cmd_tools(args: Any, out: _Output) -> int:
     what = {"templates": "resource templates"}.get(args.command, args.command)
     named, name = what in ("tools", "prompts"), getattr(args, "name", None)
     async with _connected(args, out, f"waiting for the {what if named else 'list'}") as client:
-        if named:
-            raw, items = await _entries(client, what[:-1], name)
-        else:
-            raw = await getattr(client, "list_" + what.replace(" ", "_"))()
+        raw, items = await _entries(client, what[:-1], name) if named else (
+            await getattr(client, "list_" + what.replace(" ", "_"))(), {})
         if not raw and ("resources" if "resource" in what else what) not in client.capabilities:
             out.note(f"mcpmini: {client.name} offers no {what}")
         if what == "tools" and (changes := _tool_list_changes(client, raw)):
@@ -7146,13 +7142,13 @@ async def _cmd_tasks(args: Any, out: _Output) -> int:
 _cmd_task = _cmd_tasks
 
 
-def _check_writable(path: str | None) -> None:
-    """Fail before connecting, not after the server did the work, when ``path`` cannot be written."""
-    try:
-        if path:
+def _check_writable(*paths: str | None) -> None:
+    """Fail before connecting, not after the server did the work, when a path cannot be written."""
+    for path in filter(None, paths):
+        try:
             open(path, "ab").close()
-    except OSError as exc:
-        raise _UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise _UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 async def _cmd_read(args: Any, out: _Output) -> int:
@@ -7292,8 +7288,7 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
                 listed = {t["name"]: t for t in await clients[server].list_tools()}
                 if _object(listed.get(tool, {}).get("annotations")).get("readOnlyHint") is True:
                     return True
-        # the whole call, pretty-printed: long values folded with their hidden length, never cut
-        shown = _visible(_json_text(_fold(arguments, 500)))
+        shown = _visible(_json_text(_fold(arguments, 500)))   # the whole call: long values folded, never cut
         return await terminal.yes(f"mcpmini: call {_visible(f'{server}.{tool}', True)} with\n{shown}\nRun it?")
     clients = _ask_servers(args, out)
     out.wait("starting servers")
@@ -7526,8 +7521,7 @@ async def _cmd_check(args: Any, out: _Output) -> int:
         raise _UsageError("name a SERVER to check: mcpmini check SERVER --call TOOL ARG..., or end the "
                           "arguments of --call with --: mcpmini check --call TOOL ARG... -- SERVER")
     servers = [(spec, _resolve_server(spec, args, out)) for spec in args.servers]
-    _check_writable(args.junit)
-    _check_writable(args.snapshot)
+    _check_writable(args.junit, args.snapshot)
     snapshot = _snapshot_file(args.against) if args.against else None
     suites: list[_Suite] = []
     surfaces: JSON = {}
@@ -7810,8 +7804,7 @@ def _run_main(coro: Awaitable[int], out: _Output) -> int:
         for sig in installed:
             loop.remove_signal_handler(sig)
         with contextlib.suppress(Exception):
-            pending = asyncio.all_tasks(loop)   # the unfinished ones
-            for t in pending:
+            for t in (pending := asyncio.all_tasks(loop)):   # the unfinished ones
                 t.cancel()
             if pending:   # bounded: asyncio waits forever for a process whose start was cancelled (3.11)
                 loop.run_until_complete(asyncio.wait(pending, timeout=SHUTDOWN_GRACE))
@@ -7838,9 +7831,8 @@ def main(argv: list[str] | None = None) -> int:
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         for key in ("allow", "deny"):   # a pattern that can never match: exit 2 before anything runs
             _Policy.patterns(getattr(args, key), f"--{key}", scoped=True)
-        out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
+        out.json_mode, out.no_color, out.quiet, out.verbose = args.json, args.no_color, args.quiet, args.verbose
         args.protocol = {"modern": MODERN_VERSION}.get(args.protocol, args.protocol)
-        out.verbose = args.verbose
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
