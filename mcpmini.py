@@ -6422,10 +6422,9 @@ def _add_globals(p: Any, shown: bool) -> None:
         dest="header" + after, help="an HTTP header for the server (repeatable)")
     add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
         help="an environment variable for the server process (repeatable)")
-    add("--allow", action="append", metavar="PATTERN", default=[], dest="allow" + after,
-        help="use only the tools matching a glob (SERVER/PATTERN: one server's; repeatable)")
-    add("--deny", action="append", metavar="PATTERN", default=[], dest="deny" + after,
-        help="never use the tools matching a glob (SERVER/PATTERN: one server's; repeatable)")
+    for name, what in (("allow", "use only"), ("deny", "never use")):
+        add(f"--{name}", action="append", metavar="PATTERN", default=[], dest=name + after,
+            help=f"{what} the tools matching a glob (SERVER/PATTERN: one server's; repeatable)")
     add("--read-only", action="store_true", help="use only the tools the server marks read-only")
     add("--refresh", action="store_true", help="call: list the tools afresh, not from the cached list")
     add("--no-cache", action="store_true", help="neither use nor update the cached tool lists")
