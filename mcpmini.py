@@ -6046,9 +6046,7 @@ def _width(text: str) -> int:
 
 
 def _wrap(text: str, width: int, first: str = "", indent: str = "", most: int = 0) -> list[str]:
-    """The layout of all prose: ``text`` in lines of at most ``width`` columns (no width: one line),
-    broken at spaces (a word wider than a line is cut), after ``first`` and then ``indent``; at most
-    ``most`` lines, the last ending in "…" when some text was left out."""
+    """All prose: ``text`` after ``first`` then ``indent`` in lines of ``width`` columns; ``most`` lines, "…"."""
     lines, line, used, gap, fresh = [], first, _width(first), 0, not first   # fresh: only its indent
     for word in text.split():
         while word:
@@ -6071,10 +6069,7 @@ def _wrap(text: str, width: int, first: str = "", indent: str = "", most: int = 
 
 
 class _Output(logging.Handler):
-    """Where the CLI writes: results on stdout; diagnostics and log records on stderr, and on a
-    terminal a self-erasing status line (what is awaited, how long, the latest progress) and ask's
-    tool-call lines. NO_COLOR, --no-color: no colour (no SGR at all); TERM=dumb, --quiet, --json or
-    stderr not a terminal: neither colour nor status line (decision #29)."""
+    """Results on stdout; diagnostics, logs, status line and ask's tool lines on stderr (decision #29)."""
 
     def __init__(self, json_mode: bool = False, no_color: bool = False, quiet: bool = False) -> None:
         super().__init__()
@@ -6182,8 +6177,7 @@ class _Output(logging.Handler):
             self.line_open = False
 
     def event(self, kind: str, info: JSON) -> None:
-        """What ask's agent does: on a terminal (or with -v) each tool call is a line on stderr
-        as it starts, completed with its time when it ends (decision #14)."""
+        """What ask's agent does; each tool call a line on stderr, completed when it ends (decision #14)."""
         shown = self.live or self.verbose
         if kind == "server_failed":
             self.note(f"mcpmini: skipping server {info['server']}: {info['error']}")
@@ -6246,10 +6240,7 @@ class _Output(logging.Handler):
 
 
 class _Terminal:
-    """``/dev/tty``, where typed answers are asked for (decision #12) while stdin and stdout carry data;
-    opened twice, unbuffered (a tty cannot seek). CR counts as LF; Ctrl-D declines (None); Ctrl-C ends
-    the run at mcpmini's own questions and declines a server's, once (decision #37); the read waits
-    in a daemon thread, so a question never holds up the exit."""
+    """``/dev/tty``, where typed answers are asked for (decisions #12, #37): CR is LF, Ctrl-D declines."""
 
     def __init__(self, out: _Output) -> None:
         flags = getattr(os, "O_NOCTTY", 0)
@@ -6265,8 +6256,7 @@ class _Terminal:
         os.write(self.writer, _redact(text).encode("utf-8", "backslashreplace"))
 
     async def ask(self, prompt: str, own: bool = True) -> str | None:
-        """``prompt`` (made safe to show by the caller), then one answer; None when declined.
-        ``own``: mcpmini's question, not a server's."""
+        """``prompt`` (made safe by the caller), then one answer; None when declined. ``own``: mcpmini's."""
         import termios
         async with self.lock:
             doing, saved = self.out.doing, None
@@ -6308,12 +6298,10 @@ class _Terminal:
 
 
 def _build_parser() -> Any:
-    """Global options (before or after the command) and a subparser per command; ``.commands``
-    maps names to subparsers, ``.options`` a parser's options to whether they take a value."""
+    """Global options and a subparser per command (``.commands``); ``.options``: option -> takes a value."""
     import argparse  # here, so that `import mcpmini` stays cheap
 
-    # The help width, found as shutil finds it: for it argparse would import shutil (and with
-    # it lzma and bz2: ~7 ms of every run) in the first add_argument, help printed or not.
+    # The help width as shutil finds it: argparse would import shutil (and lzma, bz2: ~7 ms a run) for it.
     try:
         width = int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.__stdout__.fileno()).columns) - 2
     except (AttributeError, OSError, ValueError):
@@ -6363,14 +6351,11 @@ def _build_parser() -> Any:
                            "command line in quotes")
         return p
     _add_commands(command)
-    _add_ask_bridge_check(command)
     return parser
 
 
 def _add_globals(p: Any, shown: bool) -> None:
-    """Global options go before or after the command: they also live on a parent parser of every
-    subcommand (not ``shown`` in its help), defaults suppressed so neither place wins by accident.
-    Accumulating ones (--config, --allow, --deny, -H, -e, -v) get a dest of their own there, merged in main()."""
+    """Global options, also on every subcommand's parent parser (``shown``: not); accumulating ones merged in main()."""
     import argparse
     after, g = "" if shown else "_after", p.add_argument_group("global options")
 
@@ -6387,10 +6372,9 @@ def _add_globals(p: Any, shown: bool) -> None:
         dest="header" + after, help="an HTTP header for the server (repeatable)")
     add("-e", "--env", action="append", metavar="KEY=VALUE", default=[], dest="env" + after,
         help="an environment variable for the server process (repeatable)")
-    add("--allow", action="append", metavar="PATTERN", default=[], dest="allow" + after,
-        help="use only the tools matching a glob (SERVER/PATTERN: one server's; repeatable)")
-    add("--deny", action="append", metavar="PATTERN", default=[], dest="deny" + after,
-        help="never use the tools matching a glob (SERVER/PATTERN: one server's; repeatable)")
+    for name, what in (("allow", "use only"), ("deny", "never use")):
+        add(f"--{name}", action="append", metavar="PATTERN", default=[], dest=name + after,
+            help=f"{what} the tools matching a glob (SERVER/PATTERN: one server's; repeatable)")
     add("--read-only", action="store_true", help="use only the tools the server marks read-only")
     add("--refresh", action="store_true", help="call: list the tools afresh, not from the cached list")
     add("--no-cache", action="store_true", help="neither use nor update the cached tool lists")
@@ -6408,8 +6392,7 @@ def _add_globals(p: Any, shown: bool) -> None:
 
 
 def _add_commands(command: Callable[..., Any]) -> None:
-    """The commands of one server (and the local ones), with their arguments and examples (each
-    runs as written from the repository's root: tests/cli/test_cli_help_examples.py)."""
+    """The commands and their examples (run as written: tests/cli/test_cli_help_examples.py)."""
     import argparse
     cfg, stdio = f"--config {EXAMPLE_CONFIG}", '"python3 examples/weather_server.py"'
     command("info", "era and why, protocol version, server info, capabilities, instructions", f"info {stdio}",
@@ -6468,10 +6451,6 @@ def _add_commands(command: Callable[..., Any]) -> None:
                 "completion fish > ~/.config/fish/completions/mcpmini.fish")
     p.add_argument("shell", nargs="?", choices=("bash", "zsh", "fish"))
     p.add_argument("--line", help=argparse.SUPPRESS)   # from the script: the command line to complete
-
-
-def _add_ask_bridge_check(command: Callable[..., Any]) -> None:
-    """``ask``, ``bridge`` and ``check``: the commands that do more than one request."""
     p = command("ask", "answer a question with a model (any OpenAI-compatible Chat Completions "
                 "endpoint) that may call the tools of the configured servers",
                 "ask \"umbrella in Hangzhou tomorrow?\" --model gpt-4.1-mini",
@@ -6596,8 +6575,7 @@ def _resolve_server(spec: str, args: Any, out: _Output) -> ServerConfig:
 
 def _client_for(server: ServerConfig, args: Any, out: _Output, login: bool | None = None,
                 **extra: Any) -> Client:
-    """A client of ``server`` as the global options say; a browser login on 401 when ``login``
-    (by default: only with a human at a terminal)."""
+    """A client of ``server`` as the global options say; a browser login on 401 when ``login``."""
     server = _ask_inputs(server)
 
     def trace(label: str, direction: str, message: Any) -> None:
@@ -6676,9 +6654,7 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
 
 
 def _bound_problem(value: Any, prop: JSON) -> str | None:
-    """Which bound of its form field ``value`` breaks: minimum/maximum, min/maxLength, min/maxItems,
-    the items' choices, format, pattern (searched in a child process with a deadline: a server's
-    pattern may backtrack for ever; one that cannot be run is not checked)."""
+    """Which bound of its form field ``value`` breaks (pattern: searched in a child process with a deadline)."""
     kind, unit = {str: ("Length", " characters"), list: ("Items", " items")}.get(type(value), ("imum", ""))
     for word, key, sign in (("at least", "min", -1), ("at most", "max", 1)):
         bound, size = prop.get(key + kind), len(value) if unit else value   # minimum, maxLength, minItems...
@@ -6700,8 +6676,7 @@ def _bound_problem(value: Any, prop: JSON) -> str | None:
 
 
 def _url_text(url: str, origin: str | None) -> str:
-    """A URL to open and its host in ASCII (punycode), with a warning when the host has non-ASCII
-    characters or an xn-- label (decision #15), or is not the server's own."""
+    """A URL to open, its host in ASCII, with a warning when it may imitate or is not the server's (decision #15)."""
     host, own = urlsplit(url).hostname or "", urlsplit(origin or "").hostname
     try:
         ascii_host = host.encode("idna").decode("ascii")
@@ -6728,8 +6703,7 @@ def _shown(value: Any) -> str:
 
 
 def _ask_inputs(server: ServerConfig) -> ServerConfig:
-    """VS Code's ``${input:id}``, asked on the terminal as VS Code would (a ``password`` one
-    unechoed); with no terminal, expanding the entry names the input instead."""
+    """VS Code's ``${input:id}``, asked on the terminal (a ``password`` one unechoed); no terminal: unchanged."""
     wanted = [n[6:] for n in server.references() if n[:6] == "input:" and n[6:] in server.inputs]
     if not wanted or os.name != "posix" or not _has_terminal() or \
             threading.current_thread() is not threading.main_thread():
@@ -6760,8 +6734,7 @@ def _ask_inputs(server: ServerConfig) -> ServerConfig:
 # Tool arguments ------------------------------------------------------------------------------
 
 def _typed_value(text: str, schema: Any) -> Any:
-    """``key=value``: a string whenever the schema allows one or says nothing (so zip=02134
-    stays a string); otherwise the one scalar type it allows, or JSON for objects/arrays."""
+    """``key=value``: a string when the schema allows one or says nothing, else the one type it allows (or JSON)."""
     types = _schema_types(schema)
     if "null" in types and text == "null":
         return None
@@ -6827,8 +6800,7 @@ def _type_text(prop: Any) -> str:
     if _choices(prop):
         return "|".join(map(_shown, _choices(prop)))
     text = "|".join(sorted(_schema_types(prop))) or "any"
-    # Zod bounds every .int() by ±(2**53 - 1), which tells a user nothing
-    low, high = (None if b in (1 - 2**53, 2**53 - 1) else b
+    low, high = (None if b in (1 - 2**53, 2**53 - 1) else b   # Zod bounds every .int() by ±(2**53 - 1)
                  for b in (prop.get("minimum"), prop.get("maximum")))
     if low is not None or high is not None:
         text += f" {'' if low is None else _shown(low)}..{'' if high is None else _shown(high)}"
@@ -6852,8 +6824,7 @@ def _signature(item: JSON) -> str:
 
 
 def _table(items: list[JSON], out: _Output) -> str:
-    """One aligned line per tool or prompt (signature, description), wrapped on a terminal, each
-    description cut to LISTED_LINES lines."""
+    """One aligned line per tool or prompt (signature, description of at most LISTED_LINES lines)."""
     width = _columns(sys.stdout)
     rows = [(_signature(i), _visible(_first_line(i.get("description") or i.get("title"), 1000), True))
             for i in items]
@@ -6871,8 +6842,7 @@ def _table(items: list[JSON], out: _Output) -> str:
 
 
 def _detail(item: JSON, verb: str, args: Any) -> str:
-    """One tool or prompt in full: every argument, then an example command line (each required
-    argument's example, default or first choice, else a value of its type)."""
+    """One tool or prompt in full: every argument, then an example command line."""
     schema = _object(item.get("inputSchema"))
     props, required = _object(schema.get("properties")), _listed(schema.get("required"))
     about, width = _visible(str(item.get("description") or "").strip()), _columns(sys.stdout)
@@ -6916,8 +6886,7 @@ async def _cmd_info(args: Any, out: _Output) -> int:
                 "protocolVersion": client.protocol_version, "serverInfo": client.server_info,
                 "capabilities": client.capabilities, "instructions": client.instructions,
                 "auth": auth_state(client.server)}
-        about = client.server_info
-        shown = {"server": f"{about.get('name', '?')} {about.get('version', '')}".rstrip(),
+        shown = {"server": f"{client.server_info.get('name', '?')} {client.server_info.get('version', '')}".rstrip(),
                  "era": f"{client.era} ({client.era_reason})", "protocol": client.protocol_version,
                  "capabilities": ", ".join(client.capabilities) or "none",
                  "auth": info["auth"] * (client.transport != "stdio"), "instructions": client.instructions}
@@ -6993,10 +6962,8 @@ async def _cmd_tools(args: Any, out: _Output) -> int:
     what = {"templates": "resource templates"}.get(args.command, args.command)
     named, name = what in ("tools", "prompts"), getattr(args, "name", None)
     async with _connected(args, out, f"waiting for the {what if named else 'list'}") as client:
-        if named:
-            raw, items = await _entries(client, what[:-1], name)
-        else:
-            raw = await getattr(client, "list_" + what.replace(" ", "_"))()
+        raw, items = await _entries(client, what[:-1], name) if named else (
+            await getattr(client, "list_" + what.replace(" ", "_"))(), {})
         if not raw and ("resources" if "resource" in what else what) not in client.capabilities:
             out.note(f"mcpmini: {client.name} offers no {what}")
         if what == "tools" and (changes := _tool_list_changes(client, raw)):
@@ -7081,8 +7048,7 @@ def _task_line(name: str, out: _Output) -> Callable[[Task], None]:
 
 
 async def _tool_outcome(args: Any, out: _Output, call: Awaitable[JSON], name: str) -> int:
-    """A tool's result as ``call`` prints it (exit 0, 1 for isError); a task still running
-    after --wait: exit 124, saying how to fetch it later."""
+    """A tool's result as ``call`` prints it (exit 0, 1 for isError); a task still running: exit 124."""
     try:
         result = await call
     except RequestTimeout as exc:
@@ -7125,13 +7091,13 @@ async def _cmd_tasks(args: Any, out: _Output) -> int:
 _cmd_task = _cmd_tasks
 
 
-def _check_writable(path: str | None) -> None:
-    """Fail before connecting, not after the server did the work, when ``path`` cannot be written."""
-    try:
-        if path:
+def _check_writable(*paths: str | None) -> None:
+    """Fail before connecting, not after the server did the work, when a path cannot be written."""
+    for path in filter(None, paths):
+        try:
             open(path, "ab").close()
-    except OSError as exc:
-        raise _UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise _UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 async def _cmd_read(args: Any, out: _Output) -> int:
@@ -7271,8 +7237,7 @@ async def _cmd_ask(args: Any, out: _Output) -> int:
                 listed = {t["name"]: t for t in await clients[server].list_tools()}
                 if _object(listed.get(tool, {}).get("annotations")).get("readOnlyHint") is True:
                     return True
-        # the whole call, pretty-printed: long values folded with their hidden length, never cut
-        shown = _visible(_json_text(_fold(arguments, 500)))
+        shown = _visible(_json_text(_fold(arguments, 500)))   # the whole call: long values folded, never cut
         return await terminal.yes(f"mcpmini: call {_visible(f'{server}.{tool}', True)} with\n{shown}\nRun it?")
     clients = _ask_servers(args, out)
     out.wait("starting servers")
@@ -7326,8 +7291,6 @@ async def _cmd_bridge(args: Any, out: _Output) -> int:
         _remember_secret(token)   # shown once, above; redacted from everything after
     await _bridge_http(connect, host, int(port), token, announce, eager=eager, kind=kind)
     return 0
-
-
 _cmd_replay = _cmd_bridge
 
 
@@ -7357,8 +7320,7 @@ def _hidden(item: JSON, *keys: str) -> list[str]:
 
 
 def _schema_problems(schema: Any, where: str) -> list[str]:
-    """Why ``schema`` is not an object schema that compiles: root ``type: object``, JSON types, each
-    ``required`` one of the ``properties``, the keywords that hold schemas holding schemas."""
+    """Why ``schema`` is not an object schema that compiles (root object, JSON types, required, subschemas)."""
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return [f"{where} is not an object schema (its root needs \"type\": \"object\")"]
     problems: list[str] = []
@@ -7388,8 +7350,7 @@ def _schema_problems(schema: Any, where: str) -> list[str]:
 
 
 async def _check_lists(client: Client, suite: _Suite) -> dict[str, list[Any]]:
-    """Every page of every list, fresh (a cursor that comes back fails), and the tool lints:
-    names (spec: 1-128 of A-Z a-z 0-9 _ - ., unique), schemas, descriptions, hidden text."""
+    """Every page of every list, fresh, and the tool lints: names, schemas, descriptions, hidden text."""
     lists: dict[str, list[Any]] = {}   # what was received, even of a listing that failed
     for method, key in (("tools/list", "tools"), ("resources/list", "resources"),
                         ("resources/templates/list", "resourceTemplates"), ("prompts/list", "prompts")):
@@ -7432,8 +7393,7 @@ async def _check_lists(client: Client, suite: _Suite) -> dict[str, list[Any]]:
 
 
 async def _check_calls(client: Client, suite: _Suite, args: Any, tools: list[Any]) -> None:
-    """--call (fails on isError, or on structuredContent that does not match the tool's
-    outputSchema, checked at its top level as arguments are), --read and --prompt."""
+    """--call (fails on isError or structuredContent not matching the outputSchema), --read and --prompt."""
     by_name = {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
     for name, *items in args.call:
         try:
@@ -7510,8 +7470,7 @@ async def _cmd_check(args: Any, out: _Output) -> int:
         raise _UsageError("name a SERVER to check: mcpmini check SERVER --call TOOL ARG..., or end the "
                           "arguments of --call with --: mcpmini check --call TOOL ARG... -- SERVER")
     servers = [(spec, _resolve_server(spec, args, out)) for spec in args.servers]
-    _check_writable(args.junit)
-    _check_writable(args.snapshot)
+    _check_writable(args.junit, args.snapshot)
     snapshot = _snapshot_file(args.against) if args.against else None
     suites: list[_Suite] = []
     surfaces: JSON = {}
@@ -7569,8 +7528,7 @@ def _snapshot_file(path: str) -> JSON:
 
 
 def _surface_changes(old: JSON, new: JSON) -> list[tuple[str, str, str, str]]:
-    """How a server's surface changed since its snapshot: (fail/pass/warn, kind, JSON path, what) for each
-    difference. Breaking fails, compatible passes, a changed text (what a model reads) warns."""
+    """(fail/pass/warn, kind, JSON path, what) per change of a surface: breaking fails; a changed text warns."""
     changes: list[tuple[str, str, str, str]] = []
 
     def keyed(a: Any, b: Any, at: str, noun: str) -> list[str]:   # the keys in both
@@ -7604,9 +7562,7 @@ def _surface_changes(old: JSON, new: JSON) -> list[tuple[str, str, str, str]]:
 
 def _schema_changes(old: Any, new: Any, at: str, output: bool, note: Callable[..., None],
                     roots: tuple = (), seen: frozenset = frozenset()) -> None:
-    """Walk two JSON Schemas side by side (keywords holding schemas; anyOf/oneOf as sets of alternatives;
-    differing local $refs resolved). Input: a narrowing fails, a widening passes; output: a removed
-    property or a changed type fails. Other changes warn."""
+    """Walk two JSON Schemas side by side: input narrowing fails, output removal or type change fails."""
     roots = roots or (old, new)
 
     def judge(narrows: bool, where: str, what: str, kind: str = "") -> None:
@@ -7664,8 +7620,7 @@ def _schema_changes(old: Any, new: Any, at: str, output: bool, note: Callable[..
 
 
 def _write_junit(path: str, suites: list[_Suite]) -> None:
-    """JUnit XML, which CI systems show: a testsuite per server and era, a testcase per check
-    (a warning passes, with its text in system-out; an unreachable server is an error)."""
+    """JUnit XML: a testsuite per server and era, a testcase per check (a warning passes)."""
     import xml.etree.ElementTree as ET
     root = ET.Element("testsuites", name="mcpmini check")
     for suite in suites:
@@ -7731,8 +7686,7 @@ for c in python python3; complete -c $c -n __mcpmini_python -f -a '(__mcpmini)';
 
 
 def _completions(line: str) -> list[str]:
-    """What may follow ``line`` (up to the cursor): commands, options, configured names for SERVER,
-    tool names after ``call``/``tools SERVER`` from the persistent list cache (no server is started)."""
+    """What may follow ``line``: commands, options, server names, cached tool names (no server is started)."""
     try:
         words = shlex.split(line) + [""] * (not line or line[-1].isspace())
     except ValueError:
@@ -7768,9 +7722,7 @@ def _completions(line: str) -> list[str]:
 
 
 def _run_main(coro: Awaitable[int], out: _Output) -> int:
-    """Run the command, with the same signal handling on 3.10 and 3.13: the first SIGINT/SIGTERM/SIGHUP
-    cancels it (on the wire too; servers shut down, said after STOP_NOTICE), a second SIGINT ends the
-    process at once."""
+    """Run the command: the first SIGINT/SIGTERM/SIGHUP cancels it, a second SIGINT ends the process."""
     loop = asyncio.new_event_loop()
     task = loop.create_task(coro)
     received: list[int] = []
@@ -7801,8 +7753,7 @@ def _run_main(coro: Awaitable[int], out: _Output) -> int:
         for sig in installed:
             loop.remove_signal_handler(sig)
         with contextlib.suppress(Exception):
-            pending = asyncio.all_tasks(loop)   # the unfinished ones
-            for t in pending:
+            for t in (pending := asyncio.all_tasks(loop)):   # the unfinished ones
                 t.cancel()
             if pending:   # bounded: asyncio waits forever for a process whose start was cancelled (3.11)
                 loop.run_until_complete(asyncio.wait(pending, timeout=SHUTDOWN_GRACE))
@@ -7829,9 +7780,8 @@ def main(argv: list[str] | None = None) -> int:
             setattr(args, key, getattr(args, key) + getattr(args, key + "_after", type(getattr(args, key))()))
         for key in ("allow", "deny"):   # a pattern that can never match: exit 2 before anything runs
             _Policy.patterns(getattr(args, key), f"--{key}", scoped=True)
-        out.json_mode, out.no_color, out.quiet = args.json, args.no_color, args.quiet
+        out.json_mode, out.no_color, out.quiet, out.verbose = args.json, args.no_color, args.quiet, args.verbose
         args.protocol = {"modern": MODERN_VERSION}.get(args.protocol, args.protocol)
-        out.verbose = args.verbose
         log.setLevel(logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose else logging.WARNING)
         if not args.command:
             raise _UsageError(f"a command is needed: {', '.join(parser.commands)} (see: mcpmini --help)")
@@ -7856,8 +7806,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _cli() -> None:
-    """``mcpmini`` and ``python3 -m mcpmini``: main(), then exit at once, skipping the
-    interpreter's teardown of asyncio and the rest (~20 ms): nothing is left to clean up."""
+    """``mcpmini`` and ``python3 -m mcpmini``: main(), then exit at once, skipping the teardown (~20 ms)."""
     code = main()
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush(), sys.stderr.flush()
