@@ -3288,11 +3288,9 @@ def _maybe_ran(why: str, method: str) -> str:
 
 
 def _checked_result(method: str, result: JSON, label: str) -> JSON:
-    """A tools/call, resources/read or prompts/get result, checked where it enters: a shape
-    that cannot be used fails the request with a ProtocolError naming the field. Returned in
-    one shape in both eras: without protocol bookkeeping (``resultType``, ``ttlMs``, ``cacheScope``
-    and ``io.modelcontextprotocol/`` keys of ``_meta``); the server's own ``_meta`` keys stay.
-    A task's creation (2026-07-28) is the Task's to read."""
+    """A tools/call, resources/read or prompts/get result, checked where it enters (an unusable shape is a
+    ProtocolError naming the field), in one shape in both eras: no BOOKKEEPING keys nor ``_meta`` keys of
+    META_PREFIX (the server's own stay). A task's creation (2026-07-28) is the Task's to read."""
     if result.get("resultType") == "task":
         return result
     meta = result.get("_meta")
@@ -3338,10 +3336,9 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
 
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
                      modern: bool, label: str, sent: list[Any] | None = None) -> tuple[list[JSON], float]:
-    """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
-    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``sent`` (``check``): every
-    entry as sent goes there, page by page, and a cursor that comes back (a list that never ends)
-    is a ProtocolError (``sent`` keeps the pages received)."""
+    """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest ``ttlMs`` of its
+    pages (2026-07-28), until list_changed (legacy). ``sent`` (``check``): each entry as sent goes there,
+    page by page, and a cursor that comes back (a list that never ends) is a ProtocolError."""
     items: list[JSON] = [] if sent is None else sent
     cursor: str | None = None
     seen: set[str] = set()
@@ -3429,13 +3426,11 @@ async def _validate(client: Client, method: str, params: JSON) -> None:
 
 
 class _ListStore:
-    """A client's lists, kept for the connection while fresh, and (``persist``) the persistent list
-    cache: each server's last tools/list, for typing the arguments of ``call`` and shell completion;
-    fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by what is configured,
-    never by what PATH resolves (a pyenv shim differs between processes): the OAuth token in use
-    (digest §caching: no list is shared across tokens), the URL and headers, or the command line as
-    typed, folder and environment. An entry holds the mtimes of the files the command line names
-    (``./server``, the script of ``python3 server.py``): an edited server's entry is stale."""
+    """A client's lists, kept for the connection while fresh, and (``persist``) the persistent list cache:
+    each server's last tools/list (for ``call``'s argument types and shell completion), fresh for its ttlMs
+    (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by what is configured, never by what PATH resolves:
+    the OAuth token (digest §caching: no list shared across tokens), URL and headers, or the command line as
+    typed, folder and env. An entry holds the mtimes of the files the command line names: edited, stale."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None, persist: bool = True) -> None:
         self.server, self.auth, self.cache = server, auth, _CacheDir("lists") if persist else None
@@ -3608,12 +3603,11 @@ async def _input_response(client: Client, request: Any) -> JSON:
 
 
 class _Recovery:
-    """How a client comes back (decision 31), one rule for ``reconnect=True``, ``Servers`` (and its
-    heartbeat), ``ask`` and ``bridge``: a lost connection is reconnected each time, in one attempt
-    shared by all who lost it (era and declarations learned again, a changed tool list told by the
-    digest rule); a request is resent only if that cannot run it twice. Reconnects count until a
-    request succeeds: each waits RECONNECT_BACKOFF (doubling); after RECONNECT_FAILURES the circuit
-    breaker is open, failing at once with the cause until that wait is over. The client's
+    """How a client comes back (decision 31; ``reconnect=True``, ``Servers``, ``ask``, ``bridge``): each lost
+    connection is reconnected in one attempt shared by all who lost it (era and declarations learned again,
+    a changed tool list told by the digest rule); a request is resent only if that cannot run it twice.
+    Reconnects count until a request succeeds, each waiting RECONNECT_BACKOFF (doubling); after
+    RECONNECT_FAILURES the circuit breaker fails at once with the cause until that wait is over.
     ``on_event`` hears ``server_lost``, ``server_back`` and ``tools_changed``."""
 
     def __init__(self, client: Client, connect: Callable[[], Awaitable[None]], lists: _ListStore) -> None:
@@ -3725,31 +3719,25 @@ def _recorder(path: str, trace: Callable[[str, str, Any], None] | None,
 class Client:
     """A connection to one MCP server, as an async context manager.
 
-    ``server`` is a configured server's name (found as the CLI finds it: the same files and
-    trust gate), a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
-    HTTP, with the HTTP+SSE fallback), or a :class:`ServerConfig`. ``protocol`` pins the era:
-    ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
-    request and the connection itself. Callbacks (sync or async): ``on_progress(params)``,
-    ``on_log(params)``, ``on_elicit(params) -> ElicitResult``; ``accept_defaults`` answers form
-    elicitations from the schema's defaults; ``on_request(method, params)`` answers what the
-    server asks (legacy requests, 2026-07-28 input requests; raise RemoteError to refuse), by
-    default ping and elicitation as above; ``on_notification(method, params)`` sees every
-    notification. ``capabilities`` and ``client_info`` replace what is declared (a bridge
-    declares its client's). ``list_cache`` False: the persistent list cache is neither read nor
-    written. ``reconnect``: a lost connection is reconnected each time, with backoff and a circuit
-    breaker (see _Recovery); a request that may have run is not sent again. ``on_event(kind,
-    info)``: ``server_lost``, ``server_back``, ``tools_changed``. ``auth`` (HTTP only): a dict of
-    ``_OAuth`` keywords (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an
-    ``_OAuth``, or False. By default stored tokens are used and refreshed, a needed login is an
-    AuthError naming ``mcpmini login`` (a browser opens only with ``interactive``); a static
-    Authorization header turns OAuth off. ``validate``: call_tool and get_prompt arguments are checked against the
-    schema first, as the command line checks them (a ConfigError, nothing sent, when they do not
-    fit). ``allow``/``deny`` (tool-name globs; ``SERVER/GLOB``: one server's) and ``read_only`` narrow
-    the entry's tool policy: ``list_tools`` hides the rest (``hidden_tools``); calling one is a ConfigError, unsent.
-    After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
-    ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
-    "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache.
-    ``record``: a file to append every message to (JSON Lines, for ``mcpmini replay``)."""
+    ``server``: a configured server's name (found and trust-gated as the CLI does), a command (a list:
+    stdio), an ``http(s)://`` URL (Streamable HTTP, HTTP+SSE fallback) or a :class:`ServerConfig`.
+    ``protocol``: ``"auto"``, ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (s) bounds each request
+    and connecting. Callbacks (sync or async): ``on_progress(params)``, ``on_log(params)``,
+    ``on_elicit(params) -> ElicitResult``; ``on_request(method, params)`` answers server requests
+    (legacy ones, 2026-07-28 input requests; raise RemoteError to refuse; default: ping, elicitation);
+    ``on_notification(method, params)`` sees every notification; ``on_event(kind, info)``:
+    ``server_lost``, ``server_back``, ``tools_changed``. ``accept_defaults``: form elicitations take
+    the schema's defaults. ``capabilities``, ``client_info`` replace what is declared. ``list_cache``
+    False: no persistent list cache. ``reconnect``: see _Recovery (a request that may have run is not
+    resent). ``auth`` (HTTP): a dict of ``_OAuth`` keywords, an ``_OAuth``, or False; by default stored
+    tokens are used and refreshed, a needed login is an AuthError naming ``mcpmini login`` (a browser
+    only with ``interactive``); a static Authorization header turns OAuth off. ``validate``: call_tool
+    and get_prompt arguments checked against the schema first (a ConfigError, nothing sent).
+    ``allow``/``deny`` (globs; ``SERVER/GLOB``: one server's) and ``read_only`` narrow the tool policy:
+    ``list_tools`` hides the rest (``hidden_tools``), calling one is a ConfigError, unsent. ``record``:
+    a file to append every message to (JSON Lines, for ``mcpmini replay``). After ``connect``: ``era``,
+    ``era_reason``, ``protocol_version``, ``server_info``, ``capabilities``, ``instructions``,
+    ``transport`` ("stdio", "http", "sse"), ``from_cache`` (list methods answered from the cache)."""
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
                  cwd: str | None = None, headers: dict[str, str] | None = None, protocol: str = "auto",
@@ -3902,12 +3890,11 @@ class Client:
 
     async def request(self, method: str, params: JSON | None = None, *, timeout: float | None = None,
                       complete: bool = False, progress: bool = False) -> JSON:
-        """Send any request and return its raw result (``_meta`` added in the modern era; keys of
-        the caller's own ``_meta`` win), sent again where the spec says so: a 2026-07-28 reply
-        stream that broke, an expired legacy HTTP session, -32022 (another version) and -32020
-        (stale headers). ``complete``: for tools/call, prompts/get and resources/read, answer
-        ``input_required`` rounds (MRTR) as the named methods do. ``progress``: the request id
-        is its progress token (``on_progress`` sees its notifications). ``reconnect``: see _Recovery."""
+        """Send any request; its raw result (2026-07-28: ``_meta`` added, the caller's keys winning), sent
+        again where the spec says so: a broken 2026-07-28 reply stream, an expired legacy HTTP session,
+        -32022 (another version), -32020 (stale headers). ``complete``: tools/call, prompts/get and
+        resources/read answer ``input_required`` rounds (MRTR) as the named methods do. ``progress``: the
+        request id is its progress token (``on_progress`` sees it). ``reconnect``: see _Recovery."""
         if complete and method in INPUT_METHODS:
             return await self._call(method, params or {}, timeout)
         return await self._recovery.call(method, functools.partial(self._request, method, params, timeout, progress))
@@ -3964,14 +3951,10 @@ class Client:
         return result
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
-        """tools/call, prompts/get, resources/read: progress and MRTR rounds, each round a request."""
+        """tools/call, prompts/get, resources/read, checked: progress, and (2026-07-28) MRTR: ``input_required``
+        answered by the same request again, a new id, ``inputResponses`` and ``requestState`` echoed verbatim."""
         if self.validate and method in ("tools/call", "prompts/get"):
             await _validate(self, method, params)
-        return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
-
-    async def _mrtr(self, method: str, params: JSON, timeout: float | None) -> JSON:
-        """Multi round-trip requests (2026-07-28): answer ``input_required`` by retrying the
-        same request with a new id, ``inputResponses`` and ``requestState`` echoed verbatim."""
         attempt_params = params
         # the request id is the progress token, unless the caller brought its own (a bridge)
         progress = "progressToken" not in _object(params.get("_meta"))
@@ -3980,7 +3963,7 @@ class Client:
             if "task" in result and "task" not in params and self.era != MODERN_VERSION:   # (2025-11-25)
                 raise ProtocolError(f"{self.name}: {method}: a task came back to a request that did not ask for one")
             if self.era != MODERN_VERSION or result.get("resultType", "complete") != "input_required":
-                return result
+                return _checked_result(method, result, self.name)
             attempt_params = dict(params)
             if requests := _object(result.get("inputRequests")):
                 attempt_params["inputResponses"] = {
@@ -5543,14 +5526,10 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
 
 
 # -- Bridge -----------------------------------------------------------------------------------
-# `mcpmini bridge SERVER`: an MCP server on stdio (or on loopback HTTP, `--listen`) in front of
-# any server a Client reaches, in either era on either side:
-#
-#   downstream client ─► _Bridge ─► Client ─► upstream server (any transport, either era)
-#          ▲    (the client's ids kept; _meta built from what it declared; results in the
-#          └──── shape of its era; progress, logs and server requests passed back)
-#
-# What has no faithful mapping between the eras is answered with an error naming it.
+# `mcpmini bridge SERVER`: an MCP server on stdio (or loopback HTTP, `--listen`) in front of any server a
+# Client reaches, either era on either side: downstream client -> _Bridge -> Client -> upstream server. The
+# client's ids are kept, _meta built from what it declared, results shaped for its era; progress, logs and
+# server requests are passed back. What has no faithful mapping between the eras is an error naming it.
 
 
 def _era_caps(caps: Any, era: str | None) -> JSON:
@@ -5847,12 +5826,11 @@ def _parsed(data: bytes) -> Any:
 
 
 async def _bridge_stdio(connect: Any, *, eager: bool = False, kind: type = _Bridge) -> None:
-    """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for, until stdin
-    ends; only JSON-RPC is ever written to stdout. stdin is read by the loop where it can watch it (a
-    pipe, a socket, a terminal; else a daemon thread reads); a reply goes out at once while stdout can
-    take it without blocking, else through a daemon thread: a client that stops reading blocks that
-    thread, never the loop (which must still see SIGTERM and stdin's end). os.read and os.write: a
-    buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
+    """Serve MCP on stdin/stdout (only JSON-RPC) in front of ``connect(...)``'s Client until stdin ends.
+    The loop reads stdin where it can watch it, else a daemon thread; a reply is written at once while
+    stdout takes it without blocking, else by a daemon thread, so a client that stops reading never blocks
+    the loop (SIGTERM, stdin's end). os.read/os.write: a buffered stream's lock held by a blocked daemon
+    thread aborts the interpreter at exit."""
     import queue
     import select
     loop, ended, out = asyncio.get_running_loop(), asyncio.get_running_loop().create_future(), queue.SimpleQueue()
