@@ -3282,11 +3282,6 @@ class _Negotiation:
 # -- Client -----------------------------------------------------------------------------------
 
 
-def _maybe_ran(why: str, method: str) -> str:
-    return (f"{why}; the {method} request may or may not have run on the server, so it was not "
-            "sent again (sending it twice could run it twice)")
-
-
 def _checked_result(method: str, result: JSON, label: str) -> JSON:
     """A tools/call, resources/read or prompts/get result, checked where it enters (an unusable shape is a
     ProtocolError naming the field), in one shape in both eras: no BOOKKEEPING keys nor ``_meta`` keys of
@@ -3414,15 +3409,6 @@ async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JS
         hint = _did_you_mean(name, list(items)) or f"; it has: {', '.join(sorted(items))[:300] or 'none'}"
         raise _UsageError(f"{client.name} has no {what} {name!r}{hint}")
     return raw, items
-
-
-async def _validate(client: Client, method: str, params: JSON) -> None:
-    """``validate=True``: a tools/call's or prompts/get's arguments checked before sending, by the
-    command line's rules (did-you-mean included); a ConfigError (nothing sent) when they do not fit."""
-    name, arguments = params["name"], _object(params.get("arguments"))
-    item = (await _entries(client, "tool" if method == "tools/call" else "prompt", name))[1][name]
-    if problem := _argument_problem(arguments, item.get("inputSchema"), strict_keys=True):
-        raise _UsageError(f"{name}: {problem}")
 
 
 class _ListStore:
@@ -3565,8 +3551,8 @@ class _Policy:
 
 
 async def _answer(client: Client, method: str, params: JSON) -> JSON:
-    """What the server asked for (a legacy request or an MRTR input request). Elicitation:
-    the schema's defaults (``accept_defaults``), else ``on_elicit``, else decline."""
+    """What the server asked for (a legacy or MRTR input request). Elicitation: the schema's defaults
+    (``accept_defaults``), else ``on_elicit``, else decline."""
     if client.on_request is not None:
         answer = client.on_request(method, params)
         return await answer if asyncio.iscoroutine(answer) else answer
@@ -3687,7 +3673,8 @@ class _Recovery:
                             raise
                         why = str(failed)
                 if not unsent and method not in SAFE_TO_REPEAT:
-                    raise ConnectionClosed(_maybe_ran(why, method)) from exc
+                    raise ConnectionClosed(f"{why}; the {method} request may or may not have run on the server, so "
+                                           "it was not sent again (sending it twice could run it twice)") from exc
                 if again or not client.reconnect:
                     raise
 
@@ -3697,9 +3684,9 @@ _record_starts: dict[str, float] = {}   # a --record file's time zero in this pr
 
 def _recorder(path: str, trace: Callable[[str, str, Any], None] | None,
               client: Client) -> Callable[[str, str, Any], None]:
-    """``record=PATH``: a trace that appends each message to PATH as a JSON line (time offset, server,
-    direction, message; "connected": the era and transport), 0600. Messages only (no HTTP header, no
-    env), known secrets redacted as in traces; a tool the policy hides is not recorded (decision 26)."""
+    """``record=PATH``: a trace appending each message (only: no HTTP header, no env; secrets redacted) to PATH,
+    0600, as a JSON line: time offset, server, direction, message ("connected": era and transport). A tool the
+    policy hides is not recorded (decision 26)."""
     start = _record_starts.setdefault(os.path.abspath(path), time.monotonic())
 
     def record(label: str, direction: str, message: Any) -> None:
@@ -3953,8 +3940,11 @@ class Client:
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
         """tools/call, prompts/get, resources/read, checked: progress, and (2026-07-28) MRTR: ``input_required``
         answered by the same request again, a new id, ``inputResponses`` and ``requestState`` echoed verbatim."""
-        if self.validate and method in ("tools/call", "prompts/get"):
-            await _validate(self, method, params)
+        if self.validate and method in ("tools/call", "prompts/get"):   # by the command line's rules, unsent
+            name, arguments = params["name"], _object(params.get("arguments"))
+            item = (await _entries(self, "tool" if method == "tools/call" else "prompt", name))[1][name]
+            if problem := _argument_problem(arguments, item.get("inputSchema"), strict_keys=True):
+                raise _UsageError(f"{name}: {problem}")
         attempt_params = params
         # the request id is the progress token, unless the caller brought its own (a bridge)
         progress = "progressToken" not in _object(params.get("_meta"))
@@ -3997,10 +3987,9 @@ class Client:
     async def call_tool(self, name: str, arguments: JSON | None = None, *, timeout: float | None = None,
                         task: bool | None = None, wait: float | None = None,
                         on_task: Callable[[Task], Any] | None = None) -> JSON:
-        """Call a tool; the raw result. ``isError: true`` is data, not an exception. A tool that
-        must run as a task (its ``taskSupport`` is "required", or the server refuses it otherwise)
-        runs as one, awaited until it ends (``wait``: at most that many seconds, then RequestTimeout,
-        the task left running); ``on_task(task)`` sees each status. ``task=True``: as a task anyway."""
+        """Call a tool; the raw result (``isError: true`` is data). One that must run as a task (``taskSupport``
+        "required", or refused otherwise) runs as one, awaited to its end (``wait``: at most that many seconds,
+        then RequestTimeout, the task runs on); ``on_task(task)`` sees each status. ``task=True``: a task anyway."""
         if not (task or task is None and self._lists.task_support.get(name) == "required"):
             try:
                 return await self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
@@ -4057,12 +4046,10 @@ def result_text(result: JSON) -> str:
             data = block.get("data") or ""
             size = len(data) * 3 // 4 - data[-2:].count("=") if isinstance(data, str) else 0
             parts.append(f"[{kind}: {block.get('mimeType', 'unknown')}, {size} bytes]")
-        elif kind == "resource_link":
-            parts.append(f"[resource: {block.get('uri', '')}]")
-        elif kind == "resource":
-            res = _object(block.get("resource"))
+        elif kind in ("resource_link", "resource"):
+            res = _object(block.get("resource")) if kind == "resource" else block
             parts.append(f"[resource: {res.get('uri', '')}]")
-            if isinstance(res.get("text"), str):
+            if kind == "resource" and isinstance(res.get("text"), str):
                 parts.append(res["text"])
         else:
             parts.append(f"[unsupported content: {kind}]")
@@ -4073,9 +4060,8 @@ def result_text(result: JSON) -> str:
 
 
 # -- Tasks ------------------------------------------------------------------------------------
-# A long tool call answers with a task at once, then is polled (tasks/get), asked (2025-11-25: related
-# elicitation/create requests; 2026-07-28: inputRequests, answered by tasks/update) and fetched
-# (2025-11-25: tasks/result, which waits for the end; 2026-07-28: inline in tasks/get) or cancelled.
+# A long tool call answers with a task at once, then is polled (tasks/get), asked (2025-11-25: elicitation/create;
+# 2026-07-28: inputRequests, answered by tasks/update), fetched (tasks/result; 2026-07-28: in tasks/get) or cancelled.
 
 
 def _asks_task(params: Any) -> bool:
@@ -4104,11 +4090,10 @@ def _task_notice(client: Client, method: str, params: JSON) -> None:
 
 
 class Task:
-    """A task on a server: ``id``, ``status``, ``status_message``, ``data`` (the task as last seen),
-    ``changed`` (an asyncio.Event set at each new status). ``await result(wait=None)`` answers its
-    questions and returns the tool's result as ``call_tool`` does ("failed", "cancelled": RemoteError;
-    gone: ProtocolError; ``wait`` seconds passed: RequestTimeout, the task runs on); cancelling that
-    await cancels the task on the server. ``await refresh()``, ``await cancel()``."""
+    """A task on a server: ``id``, ``status``, ``status_message``, ``data`` (as last seen), ``changed`` (an
+    asyncio.Event set at each new status). ``await result(wait=None)`` answers its questions and returns the
+    tool's result as ``call_tool`` does ("failed", "cancelled": RemoteError; gone: ProtocolError; ``wait`` s
+    passed: RequestTimeout, it runs on); cancelling that await cancels the task. ``refresh()``, ``cancel()``."""
 
     def __init__(self, client: Client, data: JSON, on_task: Callable[[Task], Any] | None = None,
                  token: str | None = None) -> None:
@@ -4188,9 +4173,8 @@ class Task:
             self.client.tasks.pop(self.id, None)
 
     async def _wait(self) -> JSON:
-        """The one wait loop: tasks/get at the server's pace (clamped to TASK_POLL, slower while
-        nothing changes), woken by notifications; 2025-11-25: tasks/result meanwhile, issued
-        again when it times out before the end."""
+        """The one wait loop: tasks/get at the server's pace (clamped to TASK_POLL, slower while nothing changes),
+        woken by notifications; 2025-11-25: tasks/result meanwhile, issued again when it times out first."""
         legacy, fetch, pause, seen = self.client.era != MODERN_VERSION, None, 0.0, None
         try:
             while True:
@@ -4237,8 +4221,8 @@ class Task:
     def _ended(self) -> JSON:
         if self.status == "completed":
             return self._final(_object(self.data.get("result", "(none)")))
-        said = f": {self.status_message}" * bool(self.status_message)
-        error = RemoteError.from_wire(self.data.get("error", {"code": INTERNAL_ERROR, "message": said[2:]}))
+        error = RemoteError.from_wire(self.data.get("error", {"code": INTERNAL_ERROR,
+                                                              "message": self.status_message or ""}))
         said = f"task {self.id} {self.status}{': ' * bool(error.message)}{error.message}"
         raise RemoteError(error.code, said, error.data)
 
@@ -5542,10 +5526,9 @@ def _era_caps(caps: Any, era: str | None) -> JSON:
 
 
 class _Bridge:
-    """One downstream client in front of one upstream server. ``connect(capabilities, client_info,
-    on_request, on_notification)`` makes the upstream Client (connected on the first request, or at once
-    with ``eager``); ``send(message)`` writes one message downstream. The downstream era comes from the
-    first message: ``initialize`` is legacy; a 2026-07-28 ``_meta`` or ``server/discover`` is modern."""
+    """One downstream client in front of one upstream server. ``connect(capabilities, client_info, on_request,
+    on_notification)`` makes the upstream Client (connected on first use); ``send(message)`` writes downstream.
+    The first message sets the downstream era: a 2026-07-28 ``_meta`` or ``server/discover`` is modern."""
 
     def __init__(self, connect: Callable[..., Client], send: Callable[[JSON], Awaitable[None]]) -> None:
         self.connect, self.send = connect, send
@@ -5793,9 +5776,8 @@ def _recording(path: str, server: str | None) -> dict[tuple, list[tuple[list[JSO
 
 
 class _Replay(_Bridge):
-    """``mcpmini replay``: a bridge whose ``connect`` is a recording (see _recording). A request gets the
-    next answer recorded for it (the last again when they run out), after the notifications received
-    meanwhile; one not recorded gets an error naming the closest recorded request."""
+    """``mcpmini replay``: a bridge whose ``connect`` is a _recording. A request gets its next recorded answer (the
+    last again when they run out) after the notifications received meanwhile; else an error naming the closest."""
 
     async def handle(self, method: str, params: JSON) -> JSON:
         key, recorded = _replay_key(method, params), self.connect
@@ -5903,10 +5885,9 @@ async def _bridge_stdio(connect: Any, *, eager: bool = False, kind: type = _Brid
 
 
 class _HTTPDownstream:
-    """``bridge --listen``: Streamable HTTP on a loopback port (POST /mcp, both eras) in front of one
-    _Bridge. A bearer token is required unless ``token`` is None, Host and Origin must name this listener
-    (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the request wants progress or may meet
-    a server request; what the bridge sends meanwhile goes to its progress token's stream, else the newest."""
+    """``bridge --listen``: Streamable HTTP (POST /mcp, both eras) on a loopback port in front of one _Bridge. A
+    bearer token is needed unless ``token`` is None; Host and Origin must name this listener; bodies are capped.
+    Replies are JSON, or SSE when progress or a server request may come: to its progress token's, else the newest."""
 
     def __init__(self, connect: Any, token: str | None, kind: type = _Bridge) -> None:
         self.bridge = kind(connect, self.send)
