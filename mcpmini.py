@@ -3298,11 +3298,8 @@ def _checked_result(method: str, result: JSON, label: str) -> JSON:
     items = result.get(field, [])
     problem = "" if isinstance(items, list) else f"its {field} is not a list"
     for i, item in enumerate(items if not problem else []):
-        if not isinstance(item, dict):
-            problem = f"{field}[{i}] is not an object"
-        elif method == "prompts/get" and not isinstance(item.get("content"), dict):
-            problem = f"{field}[{i}] has no content object"
-        if problem:
+        if not isinstance(item, dict) or method == "prompts/get" and not isinstance(item.get("content"), dict):
+            problem = f"{field}[{i}] " + ("has no content object" if isinstance(item, dict) else "is not an object")
             break
     if problem:
         raise ProtocolError(f"{label}: the {method} result cannot be used: {problem} "
@@ -3369,9 +3366,8 @@ def _changes(old: JSON, new: JSON, shown: Callable[[list[str]], Any] = list) -> 
 
 def _server_key(server: ServerConfig) -> str:
     """A server's stable identity (URL, or command and folder): the era and tool digest key."""
-    if server.url:
-        return f"url {server.url}"
-    return "cmd " + json.dumps([[server.command or "", *server.args], os.path.abspath(server.cwd or ".")])
+    return f"url {server.url}" if server.url else "cmd " + json.dumps(
+        [[server.command or "", *server.args], os.path.abspath(server.cwd or ".")])
 
 
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
@@ -3412,11 +3408,10 @@ async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JS
 
 
 class _ListStore:
-    """A client's lists, kept for the connection while fresh, and (``persist``) the persistent list cache:
-    each server's last tools/list (for ``call``'s argument types and shell completion), fresh for its ttlMs
-    (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by what is configured, never by what PATH resolves:
-    the OAuth token (digest §caching: no list shared across tokens), URL and headers, or the command line as
-    typed, folder and env. An entry holds the mtimes of the files the command line names: edited, stale."""
+    """A client's lists, kept for the connection while fresh, and (``persist``) the persistent cache of each server's
+    last tools/list (``call``'s argument types, completion), fresh for its ttlMs or LIST_CACHE_MAX_AGE (legacy).
+    Keyed by what is configured, not what PATH resolves: OAuth token (no list shared across tokens), URL and headers,
+    or command line as typed, folder, env; with the mtimes of the files the command line names (edited: stale)."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None, persist: bool = True) -> None:
         self.server, self.auth, self.cache = server, auth, _CacheDir("lists") if persist else None
@@ -3592,9 +3587,8 @@ class _Recovery:
     """How a client comes back (decision 31; ``reconnect=True``, ``Servers``, ``ask``, ``bridge``): each lost
     connection is reconnected in one attempt shared by all who lost it (era and declarations learned again,
     a changed tool list told by the digest rule); a request is resent only if that cannot run it twice.
-    Reconnects count until a request succeeds, each waiting RECONNECT_BACKOFF (doubling); after
-    RECONNECT_FAILURES the circuit breaker fails at once with the cause until that wait is over.
-    ``on_event`` hears ``server_lost``, ``server_back`` and ``tools_changed``."""
+    Reconnects count until a request succeeds, each waiting RECONNECT_BACKOFF (doubling); after RECONNECT_FAILURES
+    the circuit breaker fails at once with the cause until that wait is over (``on_event``: see Client)."""
 
     def __init__(self, client: Client, connect: Callable[[], Awaitable[None]], lists: _ListStore) -> None:
         self.client, self._connect, self.lists = client, connect, lists
@@ -4035,10 +4029,8 @@ def result_text(result: JSON) -> str:
     """A tool result as text for people: text blocks joined, other blocks summarised,
     ``structuredContent`` as JSON when there is no text."""
     parts: list[str] = []
-    content = result.get("content")
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
+    blocks = [block for block in _listed(result.get("content")) if isinstance(block, dict)]
+    for block in blocks:
         kind = block.get("type")
         if kind == "text":
             parts.append(str(block.get("text", "")))
@@ -4053,8 +4045,7 @@ def result_text(result: JSON) -> str:
                 parts.append(res["text"])
         else:
             parts.append(f"[unsupported content: {kind}]")
-    has_text = any(isinstance(b, dict) and b.get("type") == "text" for b in content or [])
-    if "structuredContent" in result and not has_text:
+    if "structuredContent" in result and not any(block.get("type") == "text" for block in blocks):
         parts.append(json.dumps(result["structuredContent"], ensure_ascii=False, indent=2))
     return "\n".join(parts)
 
@@ -5848,9 +5839,7 @@ async def _bridge_stdio(connect: Any, *, eager: bool = False, kind: type = _Brid
         if b"\n" in chunk:
             *done, rest = b"".join(pending).split(b"\n")
             pending[:] = [rest]
-            for line in done:
-                if not line.strip():
-                    continue
+            for line in filter(bytes.strip, done):   # (blank lines skipped)
                 if (message := _parsed(line)) is None:
                     put({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
                 else:
