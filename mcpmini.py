@@ -5799,11 +5799,10 @@ def _parsed(data: bytes) -> Any:
 
 
 async def _bridge_stdio(connect: Any, *, eager: bool = False, kind: type = _Bridge) -> None:
-    """Serve MCP on stdin/stdout (only JSON-RPC) in front of ``connect(...)``'s Client until stdin ends.
-    The loop reads stdin where it can watch it, else a daemon thread; a reply is written at once while
-    stdout takes it without blocking, else by a daemon thread, so a client that stops reading never blocks
-    the loop (SIGTERM, stdin's end). os.read/os.write: a buffered stream's lock held by a blocked daemon
-    thread aborts the interpreter at exit."""
+    """Serve MCP on stdin/stdout (only JSON-RPC) in front of ``connect(...)``'s Client until stdin ends. The loop
+    reads stdin where it can watch it, else a daemon thread; a reply is written at once while stdout takes it without
+    blocking, else by a daemon thread, so a client that stops reading never blocks the loop (SIGTERM, stdin's end).
+    os.read/os.write: a buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
     import queue
     import select
     loop, ended, out = asyncio.get_running_loop(), asyncio.get_running_loop().create_future(), queue.SimpleQueue()
