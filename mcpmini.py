@@ -3282,17 +3282,10 @@ class _Negotiation:
 # -- Client -----------------------------------------------------------------------------------
 
 
-def _maybe_ran(why: str, method: str) -> str:
-    return (f"{why}; the {method} request may or may not have run on the server, so it was not "
-            "sent again (sending it twice could run it twice)")
-
-
 def _checked_result(method: str, result: JSON, label: str) -> JSON:
-    """A tools/call, resources/read or prompts/get result, checked where it enters: a shape
-    that cannot be used fails the request with a ProtocolError naming the field. Returned in
-    one shape in both eras: without protocol bookkeeping (``resultType``, ``ttlMs``, ``cacheScope``
-    and ``io.modelcontextprotocol/`` keys of ``_meta``); the server's own ``_meta`` keys stay.
-    A task's creation (2026-07-28) is the Task's to read."""
+    """A tools/call, resources/read or prompts/get result, checked where it enters (an unusable shape is a
+    ProtocolError naming the field), in one shape in both eras: no BOOKKEEPING keys nor ``_meta`` keys of
+    META_PREFIX (the server's own stay). A task's creation (2026-07-28) is the Task's to read."""
     if result.get("resultType") == "task":
         return result
     meta = result.get("_meta")
@@ -3305,11 +3298,8 @@ def _checked_result(method: str, result: JSON, label: str) -> JSON:
     items = result.get(field, [])
     problem = "" if isinstance(items, list) else f"its {field} is not a list"
     for i, item in enumerate(items if not problem else []):
-        if not isinstance(item, dict):
-            problem = f"{field}[{i}] is not an object"
-        elif method == "prompts/get" and not isinstance(item.get("content"), dict):
-            problem = f"{field}[{i}] has no content object"
-        if problem:
+        if not isinstance(item, dict) or method == "prompts/get" and not isinstance(item.get("content"), dict):
+            problem = f"{field}[{i}] " + ("has no content object" if isinstance(item, dict) else "is not an object")
             break
     if problem:
         raise ProtocolError(f"{label}: the {method} result cannot be used: {problem} "
@@ -3338,10 +3328,9 @@ def _usable(method: str, items: list[Any], label: str) -> list[JSON]:
 
 async def _all_pages(request: Callable[..., Awaitable[JSON]], method: str, key: str,
                      modern: bool, label: str, sent: list[Any] | None = None) -> tuple[list[JSON], float]:
-    """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest
-    ``ttlMs`` of its pages (2026-07-28), until list_changed (legacy). ``sent`` (``check``): every
-    entry as sent goes there, page by page, and a cursor that comes back (a list that never ends)
-    is a ProtocolError (``sent`` keeps the pages received)."""
+    """Every page of a list (at most MAX_PAGES), and how long it may be cached: the smallest ``ttlMs`` of its
+    pages (2026-07-28), until list_changed (legacy). ``sent`` (``check``): each entry as sent goes there,
+    page by page, and a cursor that comes back (a list that never ends) is a ProtocolError."""
     items: list[JSON] = [] if sent is None else sent
     cursor: str | None = None
     seen: set[str] = set()
@@ -3377,9 +3366,8 @@ def _changes(old: JSON, new: JSON, shown: Callable[[list[str]], Any] = list) -> 
 
 def _server_key(server: ServerConfig) -> str:
     """A server's stable identity (URL, or command and folder): the era and tool digest key."""
-    if server.url:
-        return f"url {server.url}"
-    return "cmd " + json.dumps([[server.command or "", *server.args], os.path.abspath(server.cwd or ".")])
+    return f"url {server.url}" if server.url else "cmd " + json.dumps(
+        [[server.command or "", *server.args], os.path.abspath(server.cwd or ".")])
 
 
 def _tool_list_changes(client: Client, tools: list[JSON]) -> str | None:
@@ -3419,23 +3407,11 @@ async def _entries(client: Client, what: str, name: str | None) -> tuple[list[JS
     return raw, items
 
 
-async def _validate(client: Client, method: str, params: JSON) -> None:
-    """``validate=True``: a tools/call's or prompts/get's arguments checked before sending, by the
-    command line's rules (did-you-mean included); a ConfigError (nothing sent) when they do not fit."""
-    name, arguments = params["name"], _object(params.get("arguments"))
-    item = (await _entries(client, "tool" if method == "tools/call" else "prompt", name))[1][name]
-    if problem := _argument_problem(arguments, item.get("inputSchema"), strict_keys=True):
-        raise _UsageError(f"{name}: {problem}")
-
-
 class _ListStore:
-    """A client's lists, kept for the connection while fresh, and (``persist``) the persistent list
-    cache: each server's last tools/list, for typing the arguments of ``call`` and shell completion;
-    fresh for its ttlMs (2026-07-28) or LIST_CACHE_MAX_AGE (legacy). Keyed by what is configured,
-    never by what PATH resolves (a pyenv shim differs between processes): the OAuth token in use
-    (digest §caching: no list is shared across tokens), the URL and headers, or the command line as
-    typed, folder and environment. An entry holds the mtimes of the files the command line names
-    (``./server``, the script of ``python3 server.py``): an edited server's entry is stale."""
+    """A client's lists, kept for the connection while fresh, and (``persist``) the persistent cache of each server's
+    last tools/list (``call``'s argument types, completion), fresh for its ttlMs or LIST_CACHE_MAX_AGE (legacy).
+    Keyed by what is configured, not what PATH resolves: OAuth token (no list shared across tokens), URL and headers,
+    or command line as typed, folder, env; with the mtimes of the files the command line names (edited: stale)."""
 
     def __init__(self, server: ServerConfig, auth: _OAuth | None, persist: bool = True) -> None:
         self.server, self.auth, self.cache = server, auth, _CacheDir("lists") if persist else None
@@ -3570,8 +3546,8 @@ class _Policy:
 
 
 async def _answer(client: Client, method: str, params: JSON) -> JSON:
-    """What the server asked for (a legacy request or an MRTR input request). Elicitation:
-    the schema's defaults (``accept_defaults``), else ``on_elicit``, else decline."""
+    """What the server asked for (a legacy or MRTR input request). Elicitation: the schema's defaults
+    (``accept_defaults``), else ``on_elicit``, else decline."""
     if client.on_request is not None:
         answer = client.on_request(method, params)
         return await answer if asyncio.iscoroutine(answer) else answer
@@ -3608,13 +3584,11 @@ async def _input_response(client: Client, request: Any) -> JSON:
 
 
 class _Recovery:
-    """How a client comes back (decision 31), one rule for ``reconnect=True``, ``Servers`` (and its
-    heartbeat), ``ask`` and ``bridge``: a lost connection is reconnected each time, in one attempt
-    shared by all who lost it (era and declarations learned again, a changed tool list told by the
-    digest rule); a request is resent only if that cannot run it twice. Reconnects count until a
-    request succeeds: each waits RECONNECT_BACKOFF (doubling); after RECONNECT_FAILURES the circuit
-    breaker is open, failing at once with the cause until that wait is over. The client's
-    ``on_event`` hears ``server_lost``, ``server_back`` and ``tools_changed``."""
+    """How a client comes back (decision 31; ``reconnect=True``, ``Servers``, ``ask``, ``bridge``): each lost
+    connection is reconnected in one attempt shared by all who lost it (era and declarations learned again,
+    a changed tool list told by the digest rule); a request is resent only if that cannot run it twice.
+    Reconnects count until a request succeeds, each waiting RECONNECT_BACKOFF (doubling); after RECONNECT_FAILURES
+    the circuit breaker fails at once with the cause until that wait is over (``on_event``: see Client)."""
 
     def __init__(self, client: Client, connect: Callable[[], Awaitable[None]], lists: _ListStore) -> None:
         self.client, self._connect, self.lists = client, connect, lists
@@ -3693,7 +3667,8 @@ class _Recovery:
                             raise
                         why = str(failed)
                 if not unsent and method not in SAFE_TO_REPEAT:
-                    raise ConnectionClosed(_maybe_ran(why, method)) from exc
+                    raise ConnectionClosed(f"{why}; the {method} request may or may not have run on the server, so "
+                                           "it was not sent again (sending it twice could run it twice)") from exc
                 if again or not client.reconnect:
                     raise
 
@@ -3703,9 +3678,9 @@ _record_starts: dict[str, float] = {}   # a --record file's time zero in this pr
 
 def _recorder(path: str, trace: Callable[[str, str, Any], None] | None,
               client: Client) -> Callable[[str, str, Any], None]:
-    """``record=PATH``: a trace that appends each message to PATH as a JSON line (time offset, server,
-    direction, message; "connected": the era and transport), 0600. Messages only (no HTTP header, no
-    env), known secrets redacted as in traces; a tool the policy hides is not recorded (decision 26)."""
+    """``record=PATH``: a trace appending each message (only: no HTTP header, no env; secrets redacted) to PATH,
+    0600, as a JSON line: time offset, server, direction, message ("connected": era and transport). A tool the
+    policy hides is not recorded (decision 26)."""
     start = _record_starts.setdefault(os.path.abspath(path), time.monotonic())
 
     def record(label: str, direction: str, message: Any) -> None:
@@ -3725,31 +3700,25 @@ def _recorder(path: str, trace: Callable[[str, str, Any], None] | None,
 class Client:
     """A connection to one MCP server, as an async context manager.
 
-    ``server`` is a configured server's name (found as the CLI finds it: the same files and
-    trust gate), a command as a list of strings (stdio), an ``http(s)://`` URL (Streamable
-    HTTP, with the HTTP+SSE fallback), or a :class:`ServerConfig`. ``protocol`` pins the era:
-    ``"auto"`` (default), ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (seconds) bounds every
-    request and the connection itself. Callbacks (sync or async): ``on_progress(params)``,
-    ``on_log(params)``, ``on_elicit(params) -> ElicitResult``; ``accept_defaults`` answers form
-    elicitations from the schema's defaults; ``on_request(method, params)`` answers what the
-    server asks (legacy requests, 2026-07-28 input requests; raise RemoteError to refuse), by
-    default ping and elicitation as above; ``on_notification(method, params)`` sees every
-    notification. ``capabilities`` and ``client_info`` replace what is declared (a bridge
-    declares its client's). ``list_cache`` False: the persistent list cache is neither read nor
-    written. ``reconnect``: a lost connection is reconnected each time, with backoff and a circuit
-    breaker (see _Recovery); a request that may have run is not sent again. ``on_event(kind,
-    info)``: ``server_lost``, ``server_back``, ``tools_changed``. ``auth`` (HTTP only): a dict of
-    ``_OAuth`` keywords (``client_id``, ``client_secret``, ``scope``, ``interactive``, ...), an
-    ``_OAuth``, or False. By default stored tokens are used and refreshed, a needed login is an
-    AuthError naming ``mcpmini login`` (a browser opens only with ``interactive``); a static
-    Authorization header turns OAuth off. ``validate``: call_tool and get_prompt arguments are checked against the
-    schema first, as the command line checks them (a ConfigError, nothing sent, when they do not
-    fit). ``allow``/``deny`` (tool-name globs; ``SERVER/GLOB``: one server's) and ``read_only`` narrow
-    the entry's tool policy: ``list_tools`` hides the rest (``hidden_tools``); calling one is a ConfigError, unsent.
-    After ``connect``: ``era``, ``era_reason``, ``protocol_version``,
-    ``server_info``, ``capabilities``, ``instructions``, ``transport`` ("stdio", "http" or
-    "sse"), and ``from_cache``: the list methods whose last answer came from the persistent cache.
-    ``record``: a file to append every message to (JSON Lines, for ``mcpmini replay``)."""
+    ``server``: a configured server's name (found and trust-gated as the CLI does), a command (a list:
+    stdio), an ``http(s)://`` URL (Streamable HTTP, HTTP+SSE fallback) or a :class:`ServerConfig`.
+    ``protocol``: ``"auto"``, ``"2026-07-28"`` or ``"legacy"``. ``timeout`` (s) bounds each request
+    and connecting. Callbacks (sync or async): ``on_progress(params)``, ``on_log(params)``,
+    ``on_elicit(params) -> ElicitResult``; ``on_request(method, params)`` answers server requests
+    (legacy ones, 2026-07-28 input requests; raise RemoteError to refuse; default: ping, elicitation);
+    ``on_notification(method, params)`` sees every notification; ``on_event(kind, info)``:
+    ``server_lost``, ``server_back``, ``tools_changed``. ``accept_defaults``: form elicitations take
+    the schema's defaults. ``capabilities``, ``client_info`` replace what is declared. ``list_cache``
+    False: no persistent list cache. ``reconnect``: see _Recovery (a request that may have run is not
+    resent). ``auth`` (HTTP): a dict of ``_OAuth`` keywords, an ``_OAuth``, or False; by default stored
+    tokens are used and refreshed, a needed login is an AuthError naming ``mcpmini login`` (a browser
+    only with ``interactive``); a static Authorization header turns OAuth off. ``validate``: call_tool
+    and get_prompt arguments checked against the schema first (a ConfigError, nothing sent).
+    ``allow``/``deny`` (globs; ``SERVER/GLOB``: one server's) and ``read_only`` narrow the tool policy:
+    ``list_tools`` hides the rest (``hidden_tools``), calling one is a ConfigError, unsent. ``record``:
+    a file to append every message to (JSON Lines, for ``mcpmini replay``). After ``connect``: ``era``,
+    ``era_reason``, ``protocol_version``, ``server_info``, ``capabilities``, ``instructions``,
+    ``transport`` ("stdio", "http", "sse"), ``from_cache`` (list methods answered from the cache)."""
 
     def __init__(self, server: list[str] | str | ServerConfig, *, env: dict[str, str] | None = None,
                  cwd: str | None = None, headers: dict[str, str] | None = None, protocol: str = "auto",
@@ -3902,12 +3871,11 @@ class Client:
 
     async def request(self, method: str, params: JSON | None = None, *, timeout: float | None = None,
                       complete: bool = False, progress: bool = False) -> JSON:
-        """Send any request and return its raw result (``_meta`` added in the modern era; keys of
-        the caller's own ``_meta`` win), sent again where the spec says so: a 2026-07-28 reply
-        stream that broke, an expired legacy HTTP session, -32022 (another version) and -32020
-        (stale headers). ``complete``: for tools/call, prompts/get and resources/read, answer
-        ``input_required`` rounds (MRTR) as the named methods do. ``progress``: the request id
-        is its progress token (``on_progress`` sees its notifications). ``reconnect``: see _Recovery."""
+        """Send any request; its raw result (2026-07-28: ``_meta`` added, the caller's keys winning), sent
+        again where the spec says so: a broken 2026-07-28 reply stream, an expired legacy HTTP session,
+        -32022 (another version), -32020 (stale headers). ``complete``: tools/call, prompts/get and
+        resources/read answer ``input_required`` rounds (MRTR) as the named methods do. ``progress``: the
+        request id is its progress token (``on_progress`` sees it). ``reconnect``: see _Recovery."""
         if complete and method in INPUT_METHODS:
             return await self._call(method, params or {}, timeout)
         return await self._recovery.call(method, functools.partial(self._request, method, params, timeout, progress))
@@ -3964,14 +3932,13 @@ class Client:
         return result
 
     async def _call(self, method: str, params: JSON, timeout: float | None) -> JSON:
-        """tools/call, prompts/get, resources/read: progress and MRTR rounds, each round a request."""
-        if self.validate and method in ("tools/call", "prompts/get"):
-            await _validate(self, method, params)
-        return _checked_result(method, await self._mrtr(method, params, timeout), self.name)
-
-    async def _mrtr(self, method: str, params: JSON, timeout: float | None) -> JSON:
-        """Multi round-trip requests (2026-07-28): answer ``input_required`` by retrying the
-        same request with a new id, ``inputResponses`` and ``requestState`` echoed verbatim."""
+        """tools/call, prompts/get, resources/read, checked: progress, and (2026-07-28) MRTR: ``input_required``
+        answered by the same request again, a new id, ``inputResponses`` and ``requestState`` echoed verbatim."""
+        if self.validate and method in ("tools/call", "prompts/get"):   # by the command line's rules, unsent
+            name, arguments = params["name"], _object(params.get("arguments"))
+            item = (await _entries(self, "tool" if method == "tools/call" else "prompt", name))[1][name]
+            if problem := _argument_problem(arguments, item.get("inputSchema"), strict_keys=True):
+                raise _UsageError(f"{name}: {problem}")
         attempt_params = params
         # the request id is the progress token, unless the caller brought its own (a bridge)
         progress = "progressToken" not in _object(params.get("_meta"))
@@ -3980,7 +3947,7 @@ class Client:
             if "task" in result and "task" not in params and self.era != MODERN_VERSION:   # (2025-11-25)
                 raise ProtocolError(f"{self.name}: {method}: a task came back to a request that did not ask for one")
             if self.era != MODERN_VERSION or result.get("resultType", "complete") != "input_required":
-                return result
+                return _checked_result(method, result, self.name)
             attempt_params = dict(params)
             if requests := _object(result.get("inputRequests")):
                 attempt_params["inputResponses"] = {
@@ -4014,10 +3981,9 @@ class Client:
     async def call_tool(self, name: str, arguments: JSON | None = None, *, timeout: float | None = None,
                         task: bool | None = None, wait: float | None = None,
                         on_task: Callable[[Task], Any] | None = None) -> JSON:
-        """Call a tool; the raw result. ``isError: true`` is data, not an exception. A tool that
-        must run as a task (its ``taskSupport`` is "required", or the server refuses it otherwise)
-        runs as one, awaited until it ends (``wait``: at most that many seconds, then RequestTimeout,
-        the task left running); ``on_task(task)`` sees each status. ``task=True``: as a task anyway."""
+        """Call a tool; the raw result (``isError: true`` is data). One that must run as a task (``taskSupport``
+        "required", or refused otherwise) runs as one, awaited to its end (``wait``: at most that many seconds,
+        then RequestTimeout, the task runs on); ``on_task(task)`` sees each status. ``task=True``: a task anyway."""
         if not (task or task is None and self._lists.task_support.get(name) == "required"):
             try:
                 return await self._call("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
@@ -4063,10 +4029,8 @@ def result_text(result: JSON) -> str:
     """A tool result as text for people: text blocks joined, other blocks summarised,
     ``structuredContent`` as JSON when there is no text."""
     parts: list[str] = []
-    content = result.get("content")
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
+    blocks = [block for block in _listed(result.get("content")) if isinstance(block, dict)]
+    for block in blocks:
         kind = block.get("type")
         if kind == "text":
             parts.append(str(block.get("text", "")))
@@ -4074,25 +4038,21 @@ def result_text(result: JSON) -> str:
             data = block.get("data") or ""
             size = len(data) * 3 // 4 - data[-2:].count("=") if isinstance(data, str) else 0
             parts.append(f"[{kind}: {block.get('mimeType', 'unknown')}, {size} bytes]")
-        elif kind == "resource_link":
-            parts.append(f"[resource: {block.get('uri', '')}]")
-        elif kind == "resource":
-            res = _object(block.get("resource"))
+        elif kind in ("resource_link", "resource"):
+            res = _object(block.get("resource")) if kind == "resource" else block
             parts.append(f"[resource: {res.get('uri', '')}]")
-            if isinstance(res.get("text"), str):
+            if kind == "resource" and isinstance(res.get("text"), str):
                 parts.append(res["text"])
         else:
             parts.append(f"[unsupported content: {kind}]")
-    has_text = any(isinstance(b, dict) and b.get("type") == "text" for b in content or [])
-    if "structuredContent" in result and not has_text:
+    if "structuredContent" in result and not any(block.get("type") == "text" for block in blocks):
         parts.append(json.dumps(result["structuredContent"], ensure_ascii=False, indent=2))
     return "\n".join(parts)
 
 
 # -- Tasks ------------------------------------------------------------------------------------
-# A long tool call answers with a task at once, then is polled (tasks/get), asked (2025-11-25: related
-# elicitation/create requests; 2026-07-28: inputRequests, answered by tasks/update) and fetched
-# (2025-11-25: tasks/result, which waits for the end; 2026-07-28: inline in tasks/get) or cancelled.
+# A long tool call answers with a task at once, then is polled (tasks/get), asked (2025-11-25: elicitation/create;
+# 2026-07-28: inputRequests, answered by tasks/update), fetched (tasks/result; 2026-07-28: in tasks/get) or cancelled.
 
 
 def _asks_task(params: Any) -> bool:
@@ -4121,11 +4081,10 @@ def _task_notice(client: Client, method: str, params: JSON) -> None:
 
 
 class Task:
-    """A task on a server: ``id``, ``status``, ``status_message``, ``data`` (the task as last seen),
-    ``changed`` (an asyncio.Event set at each new status). ``await result(wait=None)`` answers its
-    questions and returns the tool's result as ``call_tool`` does ("failed", "cancelled": RemoteError;
-    gone: ProtocolError; ``wait`` seconds passed: RequestTimeout, the task runs on); cancelling that
-    await cancels the task on the server. ``await refresh()``, ``await cancel()``."""
+    """A task on a server: ``id``, ``status``, ``status_message``, ``data`` (as last seen), ``changed`` (an
+    asyncio.Event set at each new status). ``await result(wait=None)`` answers its questions and returns the
+    tool's result as ``call_tool`` does ("failed", "cancelled": RemoteError; gone: ProtocolError; ``wait`` s
+    passed: RequestTimeout, it runs on); cancelling that await cancels the task. ``refresh()``, ``cancel()``."""
 
     def __init__(self, client: Client, data: JSON, on_task: Callable[[Task], Any] | None = None,
                  token: str | None = None) -> None:
@@ -4205,9 +4164,8 @@ class Task:
             self.client.tasks.pop(self.id, None)
 
     async def _wait(self) -> JSON:
-        """The one wait loop: tasks/get at the server's pace (clamped to TASK_POLL, slower while
-        nothing changes), woken by notifications; 2025-11-25: tasks/result meanwhile, issued
-        again when it times out before the end."""
+        """The one wait loop: tasks/get at the server's pace (clamped to TASK_POLL, slower while nothing changes),
+        woken by notifications; 2025-11-25: tasks/result meanwhile, issued again when it times out first."""
         legacy, fetch, pause, seen = self.client.era != MODERN_VERSION, None, 0.0, None
         try:
             while True:
@@ -4254,8 +4212,8 @@ class Task:
     def _ended(self) -> JSON:
         if self.status == "completed":
             return self._final(_object(self.data.get("result", "(none)")))
-        said = f": {self.status_message}" * bool(self.status_message)
-        error = RemoteError.from_wire(self.data.get("error", {"code": INTERNAL_ERROR, "message": said[2:]}))
+        error = RemoteError.from_wire(self.data.get("error", {"code": INTERNAL_ERROR,
+                                                              "message": self.status_message or ""}))
         said = f"task {self.id} {self.status}{': ' * bool(error.message)}{error.message}"
         raise RemoteError(error.code, said, error.data)
 
@@ -5493,14 +5451,10 @@ async def _run_call(call: JSON, position: int, offered: dict[str, JSON], servers
 
 
 # -- Bridge -----------------------------------------------------------------------------------
-# `mcpmini bridge SERVER`: an MCP server on stdio (or on loopback HTTP, `--listen`) in front of
-# any server a Client reaches, in either era on either side:
-#
-#   downstream client ─► _Bridge ─► Client ─► upstream server (any transport, either era)
-#          ▲    (the client's ids kept; _meta built from what it declared; results in the
-#          └──── shape of its era; progress, logs and server requests passed back)
-#
-# What has no faithful mapping between the eras is answered with an error naming it.
+# `mcpmini bridge SERVER`: an MCP server on stdio (or loopback HTTP, `--listen`) in front of any server a
+# Client reaches, either era on either side: downstream client -> _Bridge -> Client -> upstream server. The
+# client's ids are kept, _meta built from what it declared, results shaped for its era; progress, logs and
+# server requests are passed back. What has no faithful mapping between the eras is an error naming it.
 
 
 def _era_caps(caps: Any, era: str | None) -> JSON:
@@ -5513,10 +5467,9 @@ def _era_caps(caps: Any, era: str | None) -> JSON:
 
 
 class _Bridge:
-    """One downstream client in front of one upstream server. ``connect(capabilities, client_info,
-    on_request, on_notification)`` makes the upstream Client (connected on the first request, or at once
-    with ``eager``); ``send(message)`` writes one message downstream. The downstream era comes from the
-    first message: ``initialize`` is legacy; a 2026-07-28 ``_meta`` or ``server/discover`` is modern."""
+    """One downstream client in front of one upstream server. ``connect(capabilities, client_info, on_request,
+    on_notification)`` makes the upstream Client (connected on first use); ``send(message)`` writes downstream.
+    The first message sets the downstream era: a 2026-07-28 ``_meta`` or ``server/discover`` is modern."""
 
     def __init__(self, connect: Callable[..., Client], send: Callable[[JSON], Awaitable[None]]) -> None:
         self.connect, self.send = connect, send
@@ -5764,9 +5717,8 @@ def _recording(path: str, server: str | None) -> dict[tuple, list[tuple[list[JSO
 
 
 class _Replay(_Bridge):
-    """``mcpmini replay``: a bridge whose ``connect`` is a recording (see _recording). A request gets the
-    next answer recorded for it (the last again when they run out), after the notifications received
-    meanwhile; one not recorded gets an error naming the closest recorded request."""
+    """``mcpmini replay``: a bridge whose ``connect`` is a _recording. A request gets its next recorded answer (the
+    last again when they run out) after the notifications received meanwhile; else an error naming the closest."""
 
     async def handle(self, method: str, params: JSON) -> JSON:
         key, recorded = _replay_key(method, params), self.connect
@@ -5797,12 +5749,10 @@ def _parsed(data: bytes) -> Any:
 
 
 async def _bridge_stdio(connect: Any, *, eager: bool = False, kind: type = _Bridge) -> None:
-    """Serve MCP on stdin/stdout in front of the server ``connect(...)`` makes a Client for, until stdin
-    ends; only JSON-RPC is ever written to stdout. stdin is read by the loop where it can watch it (a
-    pipe, a socket, a terminal; else a daemon thread reads); a reply goes out at once while stdout can
-    take it without blocking, else through a daemon thread: a client that stops reading blocks that
-    thread, never the loop (which must still see SIGTERM and stdin's end). os.read and os.write: a
-    buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
+    """Serve MCP on stdin/stdout (only JSON-RPC) in front of ``connect(...)``'s Client until stdin ends. The loop
+    reads stdin where it can watch it, else a daemon thread; a reply is written at once while stdout takes it without
+    blocking, else by a daemon thread, so a client that stops reading never blocks the loop (SIGTERM, stdin's end).
+    os.read/os.write: a buffered stream's lock held by a blocked daemon thread aborts the interpreter at exit."""
     import queue
     import select
     loop, ended, out = asyncio.get_running_loop(), asyncio.get_running_loop().create_future(), queue.SimpleQueue()
@@ -5838,9 +5788,7 @@ async def _bridge_stdio(connect: Any, *, eager: bool = False, kind: type = _Brid
         if b"\n" in chunk:
             *done, rest = b"".join(pending).split(b"\n")
             pending[:] = [rest]
-            for line in done:
-                if not line.strip():
-                    continue
+            for line in filter(bytes.strip, done):   # (blank lines skipped)
                 if (message := _parsed(line)) is None:
                     put({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}})
                 else:
@@ -5875,10 +5823,9 @@ async def _bridge_stdio(connect: Any, *, eager: bool = False, kind: type = _Brid
 
 
 class _HTTPDownstream:
-    """``bridge --listen``: Streamable HTTP on a loopback port (POST /mcp, both eras) in front of one
-    _Bridge. A bearer token is required unless ``token`` is None, Host and Origin must name this listener
-    (DNS rebinding), bodies are capped. Replies are JSON, or SSE when the request wants progress or may meet
-    a server request; what the bridge sends meanwhile goes to its progress token's stream, else the newest."""
+    """``bridge --listen``: Streamable HTTP (POST /mcp, both eras) on a loopback port in front of one _Bridge. A
+    bearer token is needed unless ``token`` is None; Host and Origin must name this listener; bodies are capped.
+    Replies are JSON, or SSE when progress or a server request may come: to its progress token's, else the newest."""
 
     def __init__(self, connect: Any, token: str | None, kind: type = _Bridge) -> None:
         self.bridge = kind(connect, self.send)
