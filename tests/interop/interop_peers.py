@@ -321,7 +321,7 @@ def _python_version(python: str) -> tuple[int, int] | None:
 
 
 def _venv(python: str, version: tuple[int, int], pins: list[str], flavour: str = "",
-          timeout: float = INSTALL_TIMEOUT) -> str:
+          timeout: float = INSTALL_TIMEOUT, env: dict[str, str] | None = None) -> str:
     """A venv of `python` (made by its own `-m venv`) holding `pins`; returns its interpreter.
     `flavour` names a separate venv (venv-py3.X-<flavour>) for pins that clash with the others."""
     root = peers_dir() / f"venv-py{version[0]}.{version[1]}{'-' + flavour if flavour else ''}"
@@ -341,7 +341,7 @@ def _venv(python: str, version: tuple[int, int], pins: list[str], flavour: str =
             _run([python, "-m", "venv", "--clear", str(root)])
         # One pip call with every pin, so the resolver sees them together.
         _run([str(exe), "-m", "pip", "install", "--disable-pip-version-check", "--quiet", *pins],
-             env={**os.environ, "PIP_NO_INPUT": "1"}, timeout=timeout)
+             env={**os.environ, "PIP_NO_INPUT": "1", **(env or {})}, timeout=timeout)
         for pin in pins:
             _write_atomic(root / f".mcpmini-installed-{pin}", pin + "\n")
     return str(exe)
@@ -560,8 +560,11 @@ def ts1_server_sse() -> HTTPPeer:
 def llama_python() -> str:
     """Interpreter of a venv with llama-cpp-python[server]; the first call builds llama.cpp
     from source (no GPU backend is enabled by default, so the build is CPU-only)."""
+    # Portable: a -march=native build (AVX-512, AMX) crashed at its first token in a VM whose CPU
+    # advertises AMX; no pip cache, so a wheel built natively earlier is not reused.
     return _venv(sys.executable, sys.version_info[:2], [f"llama-cpp-python[server]=={LLAMA_CPP_VERSION}"],
-                 "llama", timeout=BUILD_TIMEOUT)
+                 "llama-portable", timeout=BUILD_TIMEOUT,
+                 env={"CMAKE_ARGS": "-DGGML_NATIVE=OFF", "PIP_NO_CACHE_DIR": "1"})
 
 
 def smollm2_gguf() -> Path:
