@@ -6202,6 +6202,18 @@ class _Terminal:
     def write(self, text: str) -> None:
         os.write(self.writer, _redact(text).encode("utf-8", "backslashreplace"))
 
+    def laid(self, text: str) -> str:
+        """A question's prose wrapped at spaces to the terminal's width (decision 29b); a line holding
+        a word wider than that (a URL to copy) stays whole."""
+        with contextlib.suppress(OSError):
+            width, lines = os.get_terminal_size(self.writer).columns - 1, []
+            for line in text.split("\n"):
+                indent = line[:len(line) - len(line.lstrip())]
+                fits = max(map(_width, line.split()), default=0) < width
+                lines += _wrap(line, width, indent, indent + "  ") if fits else [line]
+            text = "\n".join(lines) + " " * text.endswith(" ")
+        return text
+
     async def ask(self, prompt: str, own: bool = True) -> str | None:
         """``prompt`` (made safe by the caller), then one answer; None when declined. ``own``: mcpmini's."""
         import termios
@@ -6549,8 +6561,9 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         message = _visible(str(params.get("message", "")))
         if params.get("mode") == "url":
             url = str(params.get("url", ""))
-            if not await terminal.yes(f"mcpmini: {_visible(server.name, True)} asks you to open "
-                                      f"{_url_text(url, server.url)}\n{message}\nOpen it in your browser?", False):
+            question = (f"mcpmini: {_visible(server.name, True)} asks you to open {_url_text(url, server.url)}"
+                        f"\n{message}\nOpen it in your browser?")
+            if not await terminal.yes(terminal.laid(question), False):
                 return {"action": "decline"}
             try:
                 await _in_daemon_thread(_default_open_browser, url)
@@ -6562,7 +6575,7 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
         props, required = _object(schema.get("properties")), _listed(schema.get("required"))
         head = f"mcpmini: {_visible(server.name, True)} asks: {message}\n"
         if not props:
-            accepted = await terminal.yes(head + "Accept?", False)
+            accepted = await terminal.yes(terminal.laid(head + "Accept?"), False)
             return {"action": "accept", "content": {}} if accepted else {"action": "decline"}
         head += "(Enter takes the default in [ ]; Ctrl-C or Ctrl-D declines)\n"
         content: JSON = {}
@@ -6577,7 +6590,7 @@ def _elicitation(terminal: _Terminal, server: ServerConfig) -> Callable[[JSON], 
                              + f" — {prop.get('description')}" * bool(prop.get("description"))
                              + (f" [{_shown(prop['default'])}]" if "default" in prop else ""), True)
             while True:
-                text = await terminal.ask(f"{head}  {field}: ", False)
+                text = await terminal.ask(terminal.laid(f"{head}  {field}: "), False)
                 if text is None:
                     return {"action": "decline"}
                 head, empty = "", not text and "default" not in prop   # Enter: the default, if any

@@ -105,3 +105,19 @@ def test_odd_or_hostile_bounds_are_skipped_not_fatal():
     assert check("x", {"pattern": "(unclosed"}) is None             # not a regex: not checked
     assert check(["x"], {"items": {"anyOf": [{"const": "a", "title": "A"}]}}) == "has x, not one of a"
     assert check(True, {"minimum": 2}) is None and check(5, {"minimum": 6.5}) == "must be at least 6.5"
+
+
+def test_a_question_is_wrapped_at_spaces_to_the_terminal_width(screen, fake):
+    words = "Which interpretation of the topic 东京 do you mean for this research question"
+    question = {"mode": "form", "message": words * 2, "requestedSchema": {"type": "object", "properties": {
+        "pick": {"type": "string", "description": words}}}}
+    server = fake(tools=[{**TOOL, "question": question}])
+    s = screen("call", server.cmdline, "form", stdin=subprocess.DEVNULL, columns=50)
+    s.expect("question: ")
+    s.type("\r")
+    s.wait()
+    asked = s.text.partition("asks:")[2].partition("question: ")[0]
+    lines = [line for line in asked.replace("\r", "").split("\n") if line]
+    assert len(lines) > 4
+    assert all(sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in line) < 50 for line in lines), lines
+    assert "interpretation" in asked.replace("\n", " ").split()   # no word broken across lines
