@@ -7466,10 +7466,10 @@ async def _cmd_check(args: Any, out: _Output) -> int:
             {"name": n, "status": st, "detail": d, "seconds": round(t, 3), **s.extra[i]}
             for i, (n, st, d, t) in enumerate(s.checks)]} for s in suites], **counts, "exit": code}))
         return code
+    column = max((_width(n) for s in suites for n, *_ in s.checks), default=0)   # aligned whatever a name's length
+    width = _columns(sys.stdout)
+    hang = " " * (column + 20 if column + 50 <= (width or 999) else 8)   # the details' column
     for suite in suites:
-        column = max(_width(n) for s in suites for n, *_ in s.checks)   # aligned whatever a name's length
-        width = _columns(sys.stdout)
-        hang = " " * (column + 20 if column + 50 <= (width or 999) else 8)   # the details' column
         out.result("\n".join([_visible(suite.name, True)] + [line for n, st, d, t in suite.checks for line in _wrap(
             d, width, f"  {st.upper()}  {n}{' ' * (column - _width(n))}  {t:6.2f} s  ", hang)]))
     out.result(f"{counts['pass']} passed, {counts['warn']} warned, {counts['fail']} failed")
