@@ -6969,7 +6969,7 @@ async def _cmd_call(args: Any, out: _Output) -> int:
         listed = None if args.no_validate else await client.list_tools(cached=not args.refresh)
         arguments, problem = typed(listed)
         if problem and "tools/list" in client.from_cache:   # the cached list may be out of date
-            arguments, problem = typed(await client.list_tools(refresh=True))
+            arguments, problem = typed(listed := await client.list_tools(refresh=True))
         support = _object(next((t.get("execution") for t in listed or () if t["name"] == args.tool), None))
         if (args.task or args.detach) and listed is not None and support.get("taskSupport") in (None, "forbidden"):
             problem = f"{args.tool} cannot run as a task (its taskSupport is {support.get('taskSupport', 'absent')})"
